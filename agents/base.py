@@ -1,0 +1,45 @@
+"""The agent interface and its specification.
+
+An agent is an object with ``act(view) -> action | None``: given exactly the view a human in that
+seat would get (``rules.view_for(state, role)``), return an action dict in the same format the
+browser sends (``{"type": ..., ...}``), or ``None`` when it has nothing to do yet. Agents keep no
+hidden state between calls: everything they need must be in the view (which includes the dialog
+so far). The platform stamps ``"at"`` and applies the action through the same service, validation
+and log as a human's.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+
+class Agent(Protocol):
+    def act(self, view: dict) -> dict | None: ...
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A named agent: which game and role it plays, how to build it, where it runs.
+
+    ``queue`` is the Celery queue its turns go to (default ``agent.<name>``); ``device`` is
+    ``"cpu"`` or ``"gpu"`` (GPU agents go to workers started with the solo pool, one per GPU).
+    ``fallback`` names an in-process agent used when this one does not answer in ``timeout_s``.
+    """
+
+    name: str
+    game_id: str
+    role: str
+    factory: Callable[..., Agent]
+    description: str = ""
+    kwargs: dict = field(default_factory=dict)
+    queue: str | None = None
+    device: str = "cpu"
+    timeout_s: float = 20.0
+    fallback: str | None = None
+
+    @property
+    def queue_name(self) -> str:
+        return self.queue or f"agent.{self.name}"
+
+    def build(self, **overrides) -> Agent:
+        return self.factory(**{**self.kwargs, **overrides})

@@ -1,0 +1,81 @@
+"""Agent turns through the same service as a human's (``games.services.match_apply_action``)."""
+from __future__ import annotations
+
+import logging
+import time
+
+from agents.registry import agent_instance, get_agent_spec
+from games.base import Event, IllegalAction
+from games.models import Match
+from games.registry import get_game
+from games.services import match_apply_action
+
+log = logging.getLogger(__name__)
+
+
+def _due(match_id, role: str, expected_seq: int):
+    """The match if ``role`` still has to act at ``expected_seq``, else None (the turn is stale)."""
+    match = Match.objects.only("id", "game_id", "state", "seq", "status", "agent_seats").filter(pk=match_id).first()
+    if match is None or match.status != Match.Status.ACTIVE or match.seq != expected_seq:
+        return None
+    if role not in get_game(match.game_id).rules.to_act(match.state):
+        return None
+    return match
+
+
+def agent_take_turn(*, match_id, role: str, expected_seq: int) -> str:
+    """Let the agent in ``role`` act on the state at ``expected_seq``. Returns what happened.
+
+    Stale turns do nothing; a retried task is answered by the service's idempotency (the client
+    action id is derived from the seq), so a redelivered task never acts twice.
+    """
+    match = _due(match_id, role, expected_seq)
+    if match is None:
+        return "stale"
+    name = match.agent_seats.get(role)
+    spec = get_game(match.game_id)
+    view = spec.rules.view_for(match.state, role)
+    started = time.monotonic()
+    action = agent_instance(name).act(view)
+    if action is None:
+        return "idle"
+    try:
+        match_apply_action(match_id=match.id, role=role, action=action,
+                           client_action_id=f"agent:{role}:{expected_seq}", expected_seq=expected_seq)
+    except IllegalAction as exc:
+        if exc.code in {"stale", "game_over"}:
+            return "stale"
+        log.warning("agent %s made an illegal move in %s: %s", name, match_id, exc)
+        return f"illegal:{exc.code}"
+    log.info("agent %s acted in %s after %.0f ms", name, match_id, 1000 * (time.monotonic() - started))
+    return "acted"
+
+
+def agent_fallback_turn(*, match_id, role: str, expected_seq: int) -> str:
+    """The watchdog: if the agent has not acted by now, a fallback acts for it and the human is told.
+
+    The fallback is the agent spec's ``fallback`` (a fast in-process agent; the agent itself when
+    none is named). The ``agent_timed_out`` event and the fallback's action are one transaction.
+    """
+    match = _due(match_id, role, expected_seq)
+    if match is None:
+        return "answered"
+    name = match.agent_seats.get(role)
+    spec = get_agent_spec(name)
+    fallback = spec.fallback or name
+    spec_game = get_game(match.game_id)
+    action = agent_instance(fallback).act(spec_game.rules.view_for(match.state, role))
+    notice = Event("agent_timed_out", {"role": role, "agent": name, "after_s": spec.timeout_s,
+                                       "fallback": fallback if action is not None else None,
+                                       "message": "The AI partner did not answer in time; a simple backup "
+                                                  "answered for it." if action is not None else
+                                                  "The AI partner did not answer in time."})
+    if action is None:
+        return "no_fallback"
+    try:
+        match_apply_action(match_id=match.id, role=role, action={**action, "fallback": True},
+                           client_action_id=f"fallback:{role}:{expected_seq}", expected_seq=expected_seq,
+                           notice=notice)
+    except IllegalAction as exc:
+        return "answered" if exc.code in {"stale", "game_over"} else f"illegal:{exc.code}"
+    return "fallback"

@@ -1,0 +1,1 @@
+"""GroundTalk games: one package per game (rules, content, agents, exports) plus the platform that runs them."""

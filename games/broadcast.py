@@ -1,0 +1,54 @@
+"""Send committed events to the seats' websocket consumers through the channel layer.
+
+The channel layer only carries notifications: it may drop a message (Channels delivers at most
+once). Consumers notice a gap in ``seq`` and fill it from PostgreSQL, so nothing is lost.
+
+Sends run on the server's event loop when there is one (registered by the first consumer), so the
+in-memory layer of the embedded mode and the Redis connections are used from their own loop. In a
+process without one (a Celery worker, a management command) a private background loop is used,
+which keeps one set of Redis connections for the life of the process.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+from channels.layers import get_channel_layer
+
+log = logging.getLogger(__name__)
+_main_loop: asyncio.AbstractEventLoop | None = None
+_own_loop: asyncio.AbstractEventLoop | None = None
+_own_lock = threading.Lock()
+
+
+def group_for(match_id) -> str:
+    return f"match.{getattr(match_id, 'hex', str(match_id).replace('-', ''))}"
+
+
+def set_main_loop(loop: asyncio.AbstractEventLoop) -> None:
+    global _main_loop
+    _main_loop = loop
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    global _own_loop
+    if _main_loop is not None and _main_loop.is_running():
+        return _main_loop
+    with _own_lock:
+        if _own_loop is None or not _own_loop.is_running():
+            _own_loop = asyncio.new_event_loop()
+            threading.Thread(target=_own_loop.run_forever, name="broadcast-loop", daemon=True).start()
+        return _own_loop
+
+
+def broadcast_events(*, match_id, events: list[dict], views: dict, seq: int, status: str) -> None:
+    """Publish one committed batch; never raises (the log is durable, clients recover)."""
+    layer = get_channel_layer()
+    message = {"type": "match.events", "events": events, "views": views, "seq": seq, "status": status}
+    loop = _loop()
+    future = asyncio.run_coroutine_threadsafe(layer.group_send(group_for(match_id), message), loop)
+    try:
+        future.result(timeout=5)
+    except Exception:
+        log.exception("broadcast of match %s seq %s failed", match_id, seq)

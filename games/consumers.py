@@ -1,0 +1,182 @@
+"""The websocket consumer for a seat: thin (parse, call one service or selector, reply).
+
+Protocol (JSON text frames; docs/protocol.md has the full list):
+
+client -> server
+  {"type": "join", "token": SEAT_TOKEN, "last_seq": N | null}
+  {"type": "action", "id": CLIENT_ACTION_ID, "action": {"type": ..., ...}}
+  {"type": "resume", "last_seq": N}
+  {"type": "ping"}
+server -> client
+  {"type": "joined", "role", "match_id", "game_id", "seq", "status", "view", "events", "reset"}
+  {"type": "events", "seq", "status", "view", "events": [{"seq", "type", "actor", "payload", "t"}]}
+  {"type": "ack", "id", "seq", "duplicate"}
+  {"type": "error", "code", "message", "id"?}
+
+Events reach a seat in ``seq`` order with no gaps: the consumer remembers the last seq it sent and
+fills any gap (a dropped channel-layer message) from PostgreSQL before sending newer events.
+"""
+from __future__ import annotations
+
+import json
+import time
+from functools import partial
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from games import selectors, services
+from games.base import IllegalAction
+import asyncio
+
+from games.broadcast import group_for, set_main_loop
+from games.services import project_event
+
+# Database work runs in a thread pool, not the single thread-sensitive thread, so one slow
+# query does not hold up every seat of the process.
+db = partial(database_sync_to_async, thread_sensitive=False)
+
+
+class TokenBucket:
+    def __init__(self, rate: float, burst: int):
+        self.rate, self.burst = rate, burst
+        self.tokens, self.stamp = float(burst), time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class MatchConsumer(AsyncWebsocketConsumer):
+    seat = None
+    sent_seq = 0
+
+    async def connect(self):
+        self.match_id = self.scope["url_route"]["kwargs"]["match_id"]
+        self.bucket = TokenBucket(settings.GT_WS_RATE, settings.GT_WS_BURST)
+        set_main_loop(asyncio.get_running_loop())
+        await self.accept()
+
+    async def disconnect(self, code):
+        if self.seat is not None:
+            await self.channel_layer.group_discard(group_for(self.seat.match_id), self.channel_name)
+            await db(services.seat_presence)(seat_id=self.seat.pk, connected=False)
+
+    async def send_json(self, data: dict) -> None:
+        await self.send(text_data=json.dumps(data, separators=(",", ":")))
+
+    async def error(self, code: str, message: str, action_id=None) -> None:
+        data = {"type": "error", "code": code, "message": message}
+        if action_id is not None:
+            data["id"] = action_id
+        await self.send_json(data)
+
+    async def receive(self, text_data=None, bytes_data=None):
+        if text_data is None:
+            return await self.error("bad_frame", "Send JSON text frames, not binary.")
+        if len(text_data) > settings.GT_WS_MAX_FRAME:
+            return await self.error("too_large", f"A message may be at most {settings.GT_WS_MAX_FRAME} bytes.")
+        try:
+            message = json.loads(text_data)
+        except ValueError:
+            return await self.error("bad_json", "That was not valid JSON.")
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            return await self.error("bad_message", "A message must be a JSON object with a \"type\".")
+        handler = {"join": self.on_join, "action": self.on_action, "resume": self.on_resume,
+                   "ping": self.on_ping}.get(message["type"])
+        if handler is None:
+            return await self.error("unknown_message", f"Unknown message type {message['type'][:40]!r}.")
+        await handler(message)
+
+    @staticmethod
+    def _last_seq(message: dict):
+        value = message.get("last_seq")
+        if value is None:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise IllegalAction("bad_last_seq", "last_seq must be a whole number of at least 0, or null.")
+        return value
+
+    async def on_join(self, message: dict) -> None:
+        if self.seat is not None:
+            return await self.error("already_joined", "This connection already holds a seat.")
+        try:
+            last_seq = self._last_seq(message)
+        except IllegalAction as exc:
+            return await self.error(exc.code, exc.message)
+        seat = await db(selectors.seat_by_token)(message.get("token"))
+        if seat is None:
+            return await self.error("bad_token", "That seat token is not valid.")
+        if seat.match_id.hex != self.match_id.replace("-", ""):
+            return await self.error("wrong_match", "That seat token belongs to another match.")
+        if seat.kind != "human":
+            return await self.error("agent_seat", "That seat is played by an agent.")
+        self.seat = seat
+        await self.channel_layer.group_add(group_for(seat.match_id), self.channel_name)
+        await db(services.seat_presence)(seat_id=seat.pk, connected=True)
+        snap = await db(selectors.seat_snapshot)(seat=seat, after_seq=last_seq)
+        self.sent_seq = snap["seq"]
+        await self.send_json({"type": "joined", "role": seat.role, "match_id": str(seat.match_id),
+                              "game_id": seat.match.game_id, **snap})
+
+    async def on_resume(self, message: dict) -> None:
+        if self.seat is None:
+            return await self.error("not_joined", "Join a seat first.")
+        try:
+            last_seq = self._last_seq(message)
+        except IllegalAction as exc:
+            return await self.error(exc.code, exc.message)
+        snap = await db(selectors.seat_snapshot)(seat=self.seat, after_seq=last_seq)
+        self.sent_seq = snap["seq"]
+        await self.send_json({"type": "joined", "role": self.seat.role, "match_id": str(self.seat.match_id),
+                              "game_id": self.seat.match.game_id, **snap})
+
+    async def on_ping(self, message: dict) -> None:
+        await self.send_json({"type": "pong", "seq": self.sent_seq})
+
+    async def on_action(self, message: dict) -> None:
+        action_id = message.get("id")
+        if self.seat is None:
+            return await self.error("not_joined", "Join a seat first.", action_id)
+        if not isinstance(action_id, str) or not (1 <= len(action_id) <= 64):
+            return await self.error("bad_action_id", "Every action needs an \"id\": text of 1 to 64 characters.")
+        if not self.bucket.take():
+            return await self.error("rate_limited", "Too many actions at once; slow down.", action_id)
+        try:
+            result = await db(services.match_apply_action)(
+                match_id=self.seat.match_id, role=self.seat.role, action=message.get("action"),
+                client_action_id=action_id)
+        except IllegalAction as exc:
+            return await self.error(exc.code, exc.message, action_id)
+        await self.send_json({"type": "ack", "id": action_id, "seq": result.last_seq,
+                              "duplicate": result.duplicate})
+
+    async def match_events(self, message: dict) -> None:
+        """A committed batch of events from the channel layer (may arrive late, twice, or not at all)."""
+        if self.seat is None:
+            return
+        events = [e for e in message["events"] if e["seq"] > self.sent_seq]
+        if not events:
+            return
+        if events[0]["seq"] != self.sent_seq + 1:  # a notification was lost: fill from the log
+            snap = await db(selectors.seat_snapshot)(seat=self.seat, after_seq=self.sent_seq)
+            if snap["seq"] <= self.sent_seq:
+                return
+            self.sent_seq = snap["seq"]
+            if snap["reset"]:
+                return await self.send_json({"type": "joined", "role": self.seat.role,
+                                             "match_id": str(self.seat.match_id),
+                                             "game_id": self.seat.match.game_id, **snap})
+            return await self.send_json({"type": "events", "seq": snap["seq"], "status": snap["status"],
+                                         "view": snap["view"], "events": snap["events"]})
+        self.sent_seq = message["seq"]
+        role = self.seat.role
+        await self.send_json({"type": "events", "seq": message["seq"], "status": message["status"],
+                              "view": message["views"].get(role),
+                              "events": [project_event(e, role) for e in events]})

@@ -1,0 +1,178 @@
+"""Batches, participants, matches, seats and the event log.
+
+PostgreSQL is the source of truth. ``MatchEvent`` rows are the durable, ordered log of a match:
+``(match, seq)`` is unique and ``seq`` is contiguous from 1. ``Match.state`` is a snapshot that
+always equals replaying the log (``services.match_replay``); ``Match.seq`` is the last seq written.
+"""
+from __future__ import annotations
+
+import secrets
+import uuid
+
+from django.db import models
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def new_code() -> str:
+    return "GT-" + secrets.token_hex(5).upper()
+
+
+class Batch(models.Model):
+    """A batch of games (a HIT group / study) as a researcher defines it."""
+
+    class Pairing(models.TextChoices):
+        HUMAN_HUMAN = "human-human"
+        HUMAN_AGENT = "human-agent"
+        AGENT_AGENT = "agent-agent"
+
+    class OnTimeout(models.TextChoices):
+        AGENT = "agent", "pair with an agent"
+        LEAVE = "leave", "leave with pay and a code"
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        CLOSED = "closed"
+
+    slug = models.SlugField(unique=True)
+    title = models.CharField(max_length=200)
+    game_id = models.CharField(max_length=64)
+    pairing = models.CharField(max_length=16, choices=Pairing.choices, default=Pairing.HUMAN_HUMAN)
+    human_roles = models.JSONField(default=list, blank=True,
+                                   help_text="Roles humans may take (empty: all the game's roles).")
+    agents = models.JSONField(default=dict, blank=True,
+                              help_text='Agent per role for agent seats, e.g. {"speaker": "colors_lexicon_speaker"}.')
+    games_per_worker = models.PositiveIntegerField(default=1)
+    max_wait_s = models.PositiveIntegerField(default=120)
+    on_timeout = models.CharField(max_length=8, choices=OnTimeout.choices, default=OnTimeout.LEAVE)
+    config = models.JSONField(default=dict, blank=True, help_text="Game settings (e.g. rounds).")
+    content_pool = models.JSONField(default=list, blank=True,
+                                    help_text="Ids of Content rows to draw from (empty: generate from seeds).")
+    pay_cents = models.PositiveIntegerField(default=0)
+    bonus_cents = models.PositiveIntegerField(default=0)
+    instructions = models.TextField(blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.slug} ({self.game_id}, {self.pairing})"
+
+
+class Content(models.Model):
+    """A stored stimulus (scene, pool, color context) with its provenance."""
+
+    game_id = models.CharField(max_length=64, db_index=True)
+    key = models.CharField(max_length=200)
+    data = models.JSONField()
+    provenance = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["game_id", "key"], name="content_game_key_unique")]
+
+
+class Participant(models.Model):
+    """One crowdworker in one batch. ``(batch, platform, worker_id)`` is unique."""
+
+    class State(models.TextChoices):
+        CONSENT = "consent"
+        INSTRUCTIONS = "instructions"
+        WAITING = "waiting"
+        PLAYING = "playing"
+        DONE = "done"
+        DECLINED = "declined"
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="participants")
+    platform = models.CharField(max_length=16)  # mturk, prolific, lab
+    worker_id = models.CharField(max_length=128)
+    assignment_id = models.CharField(max_length=128, blank=True)
+    hit_id = models.CharField(max_length=128, blank=True)
+    submit_to = models.CharField(max_length=300, blank=True)
+    study_id = models.CharField(max_length=128, blank=True)
+    session_id = models.CharField(max_length=128, blank=True)
+    token = models.CharField(max_length=64, unique=True, default=new_token)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.CONSENT)
+    waiting_since = models.DateTimeField(null=True, blank=True)
+    games_played = models.PositiveIntegerField(default=0)
+    completion_code = models.CharField(max_length=32, default=new_code)
+    exit_reason = models.CharField(max_length=32, blank=True)
+    bonus_cents = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "platform", "worker_id"], name="participant_unique_worker")
+        ]
+        indexes = [models.Index(fields=["batch", "state", "waiting_since"])]
+
+
+class Match(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        FINISHED = "finished"
+        ABORTED = "aborted"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.SET_NULL, related_name="matches")
+    game_id = models.CharField(max_length=64)
+    seed = models.BigIntegerField()
+    config = models.JSONField(default=dict)
+    content = models.JSONField()
+    content_ref = models.ForeignKey(Content, null=True, blank=True, on_delete=models.SET_NULL)
+    state = models.JSONField()
+    agent_seats = models.JSONField(default=dict, help_text="role -> agent name, for the seats agents play.")
+    seq = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
+    outcome = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    @property
+    def group_name(self) -> str:
+        return f"match.{self.id.hex}"
+
+
+class Seat(models.Model):
+    class Kind(models.TextChoices):
+        HUMAN = "human"
+        AGENT = "agent"
+
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="seats")
+    role = models.CharField(max_length=32)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    participant = models.ForeignKey(Participant, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="seats")
+    agent_name = models.CharField(max_length=64, blank=True)
+    token = models.CharField(max_length=64, unique=True, default=new_token)
+    connected = models.PositiveIntegerField(default=0)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    left_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["match", "role"], name="seat_unique_role"),
+        ]
+
+
+class MatchEvent(models.Model):
+    """One fact in a match's log. ``action`` is set on the first event an accepted action produced."""
+
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=64)
+    actor = models.CharField(max_length=32)
+    payload = models.JSONField(default=dict)
+    private = models.JSONField(null=True, blank=True)
+    action = models.JSONField(null=True, blank=True)
+    client_action_id = models.CharField(max_length=64, blank=True, default="")
+    t = models.BigIntegerField(help_text="Server time, ms since the epoch.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["match", "seq"], name="event_unique_seq")]
+        indexes = [models.Index(fields=["match", "actor", "client_action_id"], name="event_client_action")]
+        ordering = ["match", "seq"]

@@ -1,0 +1,58 @@
+"""Every game GroundTalk serves, registered explicitly under a versioned id.
+
+A game is a package ``games/<name>/`` with ``rules.py`` (pure, see :mod:`games.base`),
+``content.py`` (``generate(seed, config) -> dict``), ``agents.py`` (``AGENTS``: a list of
+:class:`agents.base.AgentSpec`) and ``exports.py`` (dataset formats built from the event log).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import import_module
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    id: str
+    title: str
+    package: str
+    template: str
+    default_config: dict = field(default_factory=dict)
+
+    @cached_property
+    def rules(self) -> ModuleType:
+        return import_module(f"{self.package}.rules")
+
+    @cached_property
+    def content(self) -> ModuleType:
+        return import_module(f"{self.package}.content")
+
+    @cached_property
+    def agents(self) -> ModuleType:
+        return import_module(f"{self.package}.agents")
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(self.rules.ROLES)
+
+
+GAMES: dict[str, GameSpec] = {
+    spec.id: spec
+    for spec in [
+        GameSpec("colors_v1", "Color reference game", "games.colors", "games/colors.html",
+                 {"rounds": 50}),
+        # new games: add one line here
+    ]
+}
+
+
+class UnknownGame(KeyError):
+    pass
+
+
+def get_game(game_id: str) -> GameSpec:
+    try:
+        return GAMES[game_id]
+    except KeyError:
+        raise UnknownGame(f"Unknown game {game_id!r}; known: {', '.join(sorted(GAMES))}") from None

@@ -1,0 +1,265 @@
+"""The one write path for matches (HackSoft: services write, selectors read).
+
+``match_apply_action`` is how every seat acts, human or agent:
+
+1. lock the match row (``SELECT ... FOR UPDATE``);
+2. answer a repeated ``client_action_id`` with the original outcome (nothing applied twice);
+3. refuse a stale ``expected_seq`` (agents act on the state they saw, or not at all);
+4. stamp the server time and validate + apply with the game's pure rules;
+5. append the events with the next sequence numbers, store the new state snapshot;
+6. commit, and only then broadcast (``transaction.on_commit``) and wake agent seats.
+
+Invariant: for every match, ``Match.state`` equals replaying its logged actions from
+``rules.initial_state`` and ``Match.seq`` is the highest ``MatchEvent.seq``.
+"""
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from games.base import SYSTEM, Event, IllegalAction
+from games.models import Batch, Match, MatchEvent, Participant, Seat
+from games.registry import get_game
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    kind: str  # "human" or "agent"
+    participant: Participant | None = None
+    agent_name: str = ""
+
+
+@dataclass
+class ActionResult:
+    match_id: uuid.UUID
+    first_seq: int
+    last_seq: int
+    duplicate: bool = False
+    events: list[dict] = field(default_factory=list)
+
+
+def event_row_to_wire(row: MatchEvent | dict) -> dict:
+    """The broadcast form of a logged event (private parts included; consumers project per role)."""
+    if isinstance(row, dict):
+        return row
+    data = {"seq": row.seq, "type": row.type, "actor": row.actor, "payload": row.payload, "t": row.t}
+    if row.private:
+        data["private"] = row.private
+    return data
+
+
+def project_event(event: dict, role: str | None) -> dict:
+    """What ``role`` sees of a wire event (``None``: an observer)."""
+    private = event.get("private")
+    payload = event["payload"]
+    if private and role in private:
+        payload = {**payload, **private[role]}
+    return {"seq": event["seq"], "type": event["type"], "actor": event["actor"], "payload": payload,
+            "t": event["t"]}
+
+
+def _rows(match: Match, start_seq: int, events: list[Event], *, actor: str, t: int,
+          action: dict | None = None, client_action_id: str = "") -> list[MatchEvent]:
+    rows = []
+    for offset, event in enumerate(events):
+        rows.append(MatchEvent(
+            match=match, seq=start_seq + offset, type=event.type, actor=actor,
+            payload=event.payload, private=event.private or None,
+            action=action if offset == 0 else None,
+            client_action_id=client_action_id if offset == 0 else "", t=t,
+        ))
+    return rows
+
+
+def _after_commit(match: Match, rows: list[MatchEvent]) -> None:
+    """Broadcast committed events with every seat's fresh view, then wake agent seats."""
+    from agents.dispatch import wake_agents  # agents depend on games, not the other way round
+    from games.broadcast import broadcast_events
+
+    spec = get_game(match.game_id)
+    state = match.state
+    views = {role: spec.rules.view_for(state, role) for role in spec.roles}
+    wire = [event_row_to_wire(r) for r in rows]
+    match_id, seq, status, agent_seats = match.id, match.seq, match.status, dict(match.agent_seats)
+    to_act = tuple(spec.rules.to_act(state)) if status == Match.Status.ACTIVE else ()
+
+    def send() -> None:
+        broadcast_events(match_id=match_id, events=wire, views=views, seq=seq, status=status)
+        if agent_seats and to_act:
+            wake_agents(match_id=match_id, seq=seq, roles=[r for r in to_act if r in agent_seats],
+                        agent_seats=agent_seats)
+
+    transaction.on_commit(send)
+
+
+@transaction.atomic
+def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | None = None,
+                 seed: int | None = None, config: dict | None = None, content: dict | None = None,
+                 content_ref=None, wake_agents: bool = True) -> Match:
+    """Create a match with its seats, initial state and start events (seq 1..n).
+
+    ``wake_agents=False`` is for a caller that drives the agent seats itself (``simulate``): the
+    platform then never schedules their turns.
+    """
+    spec = get_game(game_id)
+    missing = set(spec.roles) - set(seats)
+    if missing:
+        raise ValueError(f"No seat given for role(s) {sorted(missing)} of {game_id}")
+    unknown = set(seats) - set(spec.roles)
+    if unknown:
+        raise ValueError(f"{game_id} has no role(s) {sorted(unknown)}")
+    humans = [s.participant.pk for s in seats.values() if s.kind == Seat.Kind.HUMAN and s.participant]
+    if len(humans) != len(set(humans)):
+        raise ValueError("One participant cannot hold two seats of a match")
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**31)
+    config = {**spec.default_config, **(batch.config if batch else {}), **(config or {})}
+    if content is None:
+        content = spec.content.generate(seed, config)
+    state = spec.rules.initial_state(content, seed, config)
+    t = now_ms()
+    match = Match.objects.create(
+        batch=batch, game_id=game_id, seed=seed, config=config, content=content, content_ref=content_ref,
+        state=state,
+        agent_seats={r: s.agent_name for r, s in seats.items() if s.kind == Seat.Kind.AGENT} if wake_agents else {},
+    )
+    Seat.objects.bulk_create([
+        Seat(match=match, role=role, kind=s.kind, participant=s.participant, agent_name=s.agent_name)
+        for role, s in seats.items()
+    ])
+    started = Event("match_started", {"game_id": game_id, "roles": list(spec.roles),
+                                      "seats": {r: s.kind for r, s in seats.items()}})
+    rows = _rows(match, 1, [started, *spec.rules.start_events(state)], actor=SYSTEM, t=t)
+    MatchEvent.objects.bulk_create(rows)
+    match.seq = len(rows)
+    match.outcome = spec.rules.outcome(state)
+    match.save(update_fields=["seq", "outcome"])
+    _after_commit(match, rows)
+    return match
+
+
+def match_apply_action(*, match_id, role: str, action: dict, client_action_id: str = "",
+                       expected_seq: int | None = None, notice: Event | None = None) -> ActionResult:
+    """Apply one action for ``role`` (see the module docstring for the steps).
+
+    Raises :class:`IllegalAction` (nothing changed) when the match is over, the action is stale
+    or the rules refuse it. ``notice`` is a platform event written just before the action's own
+    events in the same transaction (e.g. ``agent_timed_out`` before a fallback's move).
+    """
+    if not isinstance(action, dict):
+        raise IllegalAction("bad_action", "An action must be a JSON object.")
+    if not isinstance(client_action_id, str) or len(client_action_id) > 64:
+        raise IllegalAction("bad_action_id", "An action id must be text of at most 64 characters.")
+    with transaction.atomic():
+        try:
+            match = Match.objects.select_for_update().get(pk=match_id)
+        except (Match.DoesNotExist, ValueError):
+            raise IllegalAction("unknown_match", "There is no such match.") from None
+        if client_action_id:
+            previous = list(MatchEvent.objects.filter(match=match, actor=role, client_action_id=client_action_id)
+                            .values_list("seq", flat=True)[:1])
+            if previous:
+                return _duplicate_result(match, previous[0])
+        if match.status != Match.Status.ACTIVE:
+            raise IllegalAction("game_over", "This game has ended.")
+        if expected_seq is not None and match.seq != expected_seq:
+            raise IllegalAction("stale", "The game moved on before this action arrived.")
+        spec = get_game(match.game_id)
+        if role != SYSTEM and role not in spec.roles:
+            raise IllegalAction("wrong_role", f"{role!r} is not a seat of this game.")
+        t = now_ms()
+        stamped = {**action, "at": t}
+        new_state, events = spec.rules.apply(match.state, role, stamped)
+        if not events:
+            raise IllegalAction("no_effect", "That action changes nothing.")
+        rows = []
+        if notice is not None:
+            rows += _rows(match, match.seq + 1, [notice], actor=SYSTEM, t=t)
+        rows += _rows(match, match.seq + 1 + len(rows), events, actor=role, t=t, action=stamped,
+                      client_action_id=client_action_id)
+        MatchEvent.objects.bulk_create(rows)
+        match.state = new_state
+        match.seq = rows[-1].seq
+        match.outcome = spec.rules.outcome(new_state)
+        fields = ["state", "seq", "outcome", "updated_at"]
+        if spec.rules.is_over(new_state):
+            match.status = Match.Status.FINISHED
+            match.finished_at = timezone.now()
+            fields += ["status", "finished_at"]
+            _participants_after_match(match)
+        match.save(update_fields=fields)
+        _after_commit(match, rows)
+    return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
+
+
+def _duplicate_result(match: Match, first_seq: int) -> ActionResult:
+    """The outcome of an action already applied: the seq range its events took."""
+    later = (MatchEvent.objects.filter(match=match, seq__gt=first_seq)
+             .exclude(action=None).order_by("seq").values_list("seq", flat=True)[:1])
+    last = (later[0] - 1) if later else match.seq
+    return ActionResult(match.id, first_seq, last, duplicate=True)
+
+
+@transaction.atomic
+def match_abort(*, match_id, reason: str, role: str = SYSTEM) -> Match:
+    """End a match early (a partner left, a researcher stopped it). Nothing logged is removed."""
+    match = Match.objects.select_for_update().get(pk=match_id)
+    if match.status != Match.Status.ACTIVE:
+        return match
+    rows = _rows(match, match.seq + 1, [Event("match_aborted", {"reason": reason, "by": role})],
+                 actor=role, t=now_ms())
+    MatchEvent.objects.bulk_create(rows)
+    match.seq = rows[-1].seq
+    match.status = Match.Status.ABORTED
+    match.finished_at = timezone.now()
+    match.save(update_fields=["seq", "status", "finished_at", "updated_at"])
+    _participants_after_match(match)
+    _after_commit(match, rows)
+    return match
+
+
+def _participants_after_match(match: Match) -> None:
+    """Count the game for every human seat and send each worker on: another game or done."""
+    seat_rows = Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN).exclude(participant=None)
+    ids = list(seat_rows.values_list("participant_id", flat=True))
+    for p in Participant.objects.select_for_update().filter(pk__in=ids).select_related("batch"):
+        p.games_played += 1
+        if p.games_played >= p.batch.games_per_worker:
+            p.state = Participant.State.DONE
+            p.finished_at = timezone.now()
+            p.exit_reason = p.exit_reason or "completed"
+        else:
+            p.state = Participant.State.WAITING
+            p.waiting_since = timezone.now()
+        p.save(update_fields=["games_played", "state", "finished_at", "exit_reason", "waiting_since"])
+
+
+def seat_presence(*, seat_id: int, connected: bool) -> None:
+    """Count open connections of a seat (for 'your partner left' handling)."""
+    from django.db.models import F
+    from django.db.models.functions import Greatest
+
+    if connected:
+        Seat.objects.filter(pk=seat_id).update(connected=F("connected") + 1, last_seen_at=timezone.now(),
+                                               left_at=None)
+    else:
+        Seat.objects.filter(pk=seat_id).update(connected=Greatest(F("connected") - 1, 0),
+                                               last_seen_at=timezone.now(), left_at=timezone.now())
+
+
+def match_replay(match: Match) -> dict:
+    """Rebuild a match's state from its log alone (content + seed + logged actions)."""
+    spec = get_game(match.game_id)
+    state = spec.rules.initial_state(match.content, match.seed, match.config)
+    for row in match.events.exclude(action=None).order_by("seq").only("actor", "action"):
+        state, _ = spec.rules.apply(state, row.actor, row.action)
+    return state

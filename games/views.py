@@ -1,0 +1,139 @@
+"""HTTP views: thin (parse, call one service or selector, render)."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpResponseBadRequest, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from games import lobby, selectors
+from games.models import Batch, Match, MatchEvent, Participant, Seat
+from games.registry import get_game
+
+
+@require_GET
+def home(request):
+    batches = Batch.objects.filter(status=Batch.Status.OPEN).order_by("slug")
+    return render(request, "home.html", {"batches": batches, "embedded": settings.EMBEDDED})
+
+
+@require_GET
+def batch_entry(request, slug: str):
+    """The link a crowd platform opens (MTurk, Prolific, or a lab link with ?worker=NAME)."""
+    batch = get_object_or_404(Batch, slug=slug)
+    try:
+        params = lobby.parse_entry(request.GET)
+    except lobby.EntryError as exc:
+        return render(request, "lobby/entry_error.html", {"batch": batch, "error": str(exc)}, status=400)
+    if params.is_preview:
+        return render(request, "lobby/preview.html", {"batch": batch, "game": get_game(batch.game_id)})
+    try:
+        participant = lobby.participant_enter(batch=batch, params=params)
+    except lobby.EntryError as exc:
+        return render(request, "lobby/entry_error.html", {"batch": batch, "error": str(exc)}, status=400)
+    return redirect("participant", token=participant.token)
+
+
+def _participant(token: str) -> Participant:
+    p = Participant.objects.select_related("batch").filter(token=token).first()
+    if p is None:
+        raise Http404("No such participant.")
+    return p
+
+
+def participant_page(request, token: str):
+    """One address per worker; what it shows follows the worker's state."""
+    p = _participant(token)
+    if request.method == "POST":
+        step = request.POST.get("step")
+        if step == "consent":
+            lobby.participant_consent(participant_id=p.pk, agree=request.POST.get("agree") == "yes")
+        elif step == "ready":
+            lobby.participant_ready(participant_id=p.pk)
+        elif step == "leave":
+            lobby.participant_leave(participant_id=p.pk)
+        else:
+            return HttpResponseBadRequest("Unknown step.")
+        return redirect("participant", token=p.token)
+    game = get_game(p.batch.game_id)
+    ctx = {"p": p, "batch": p.batch, "game": game}
+    if p.state == Participant.State.CONSENT:
+        return render(request, "lobby/consent.html", ctx)
+    if p.state == Participant.State.INSTRUCTIONS:
+        return render(request, f"lobby/instructions_{game.package.split('.')[-1]}.html", ctx)
+    if p.state in (Participant.State.WAITING, Participant.State.PLAYING):
+        status = lobby.lobby_poll(participant_id=p.pk)
+        if status.seat_token:
+            return redirect(f"/m/{status.match_id}/?seat={status.seat_token}")
+        p.refresh_from_db()
+        if p.state == Participant.State.WAITING:
+            return render(request, "lobby/waiting.html", ctx)
+    if p.state == Participant.State.DECLINED:
+        return render(request, "lobby/declined.html", ctx)
+    submit_url = ""
+    if p.platform == "mturk" and p.submit_to:
+        submit_url = p.submit_to.rstrip("/") + "/mturk/externalSubmit"
+    return render(request, "lobby/done.html", {**ctx, "submit_url": submit_url})
+
+
+@require_GET
+def participant_status(request, token: str):
+    """Polled by the waiting page."""
+    p = _participant(token)
+    status = lobby.lobby_poll(participant_id=p.pk)
+    data = {"state": status.state, "waited_s": round(status.waited_s, 1), "max_wait_s": status.max_wait_s,
+            "games_played": status.games_played, "games_per_worker": status.games_per_worker}
+    if status.seat_token:
+        data["play_url"] = f"/m/{status.match_id}/?seat={status.seat_token}"
+    elif status.state != Participant.State.WAITING:
+        data["next_url"] = f"/p/{p.token}/"
+    return JsonResponse(data)
+
+
+@require_GET
+def match_play(request, match_id):
+    token = request.GET.get("seat", "")
+    seat = selectors.seat_by_token(token)
+    if seat is None or str(seat.match_id) != str(match_id):
+        raise Http404("No such seat in this match.")
+    game = get_game(seat.match.game_id)
+    next_url = f"/p/{seat.participant.token}/" if seat.participant else "/"
+    return render(request, game.template, {
+        "seat": seat, "match": seat.match, "game": game, "next_url": next_url,
+        "ws_path": f"/ws/match/{seat.match_id}/", "partner_gone_s": settings.GT_PARTNER_GONE_S,
+    })
+
+
+@require_POST
+def match_partner_gone(request, match_id):
+    seat = selectors.seat_by_token(request.POST.get("seat", ""))
+    if seat is None or str(seat.match_id) != str(match_id):
+        raise Http404("No such seat in this match.")
+    ended = lobby.match_partner_gone(seat=seat, gone_after_s=settings.GT_PARTNER_GONE_S)
+    if not ended:
+        return JsonResponse({"ended": False, "message": "Your partner is still connected or left only just now."},
+                            status=409)
+    return JsonResponse({"ended": True})
+
+
+@staff_member_required
+def research_home(request):
+    batches = Batch.objects.order_by("-created_at")
+    return render(request, "research/home.html", {"batches": batches})
+
+
+@staff_member_required
+def research_batch(request, slug: str):
+    batch = get_object_or_404(Batch, slug=slug)
+    if request.GET.get("format") == "json":
+        return JsonResponse(selectors.batch_progress(batch))
+    return render(request, "research/batch.html", {"batch": batch})
+
+
+@staff_member_required
+def research_match(request, match_id):
+    match = get_object_or_404(Match, pk=match_id)
+    events = MatchEvent.objects.filter(match=match).order_by("seq")
+    seats = Seat.objects.filter(match=match)
+    return render(request, "research/match.html", {"match": match, "events": events, "seats": seats})

@@ -1,0 +1,148 @@
+"""GroundTalk settings, all from the environment.
+
+Two ways to run:
+
+* **Embedded** (``DATABASE_URL`` and ``REDIS_URL`` unset): SQLite, the in-memory channel layer,
+  agents run in a thread pool inside the server process. One command, no other service.
+* **Full stack** (both set): PostgreSQL, the Redis channel layer, Celery model workers on their
+  own queues (``GT_AGENT_MODE=celery``).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+REDIS_URL = os.environ.get("REDIS_URL", "")
+EMBEDDED = not (DATABASE_URL and REDIS_URL)
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-insecure-key-change-me")
+DEBUG = env_bool("DEBUG", EMBEDDED)
+ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "games",
+    "agents",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "groundtalk_web.urls"
+ASGI_APPLICATION = "groundtalk_web.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=600, conn_health_checks=True)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": os.environ.get("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+        }
+    }
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+if REDIS_URL:
+    CHANNEL_LAYER_BACKEND = os.environ.get("GT_CHANNEL_LAYER", "pubsub")
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": (
+                "channels_redis.pubsub.RedisPubSubChannelLayer"
+                if CHANNEL_LAYER_BACKEND == "pubsub"
+                else "channels_redis.core.RedisChannelLayer"
+            ),
+            # redis-py's asyncio pool defaults to 100 connections and raises when full.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "max_connections": int(os.environ.get("GT_REDIS_POOL", "1000"))}]
+                if CHANNEL_LAYER_BACKEND == "pubsub"
+                else [REDIS_URL],
+                **({"capacity": 1000, "expiry": 60} if CHANNEL_LAYER_BACKEND != "pubsub" else {}),
+            },
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# How agent turns run: "celery" (model workers on queue agent.<name>) or "inprocess" (a thread
+# pool in the web process: the embedded default, and handy for a laptop).
+GT_AGENT_MODE = os.environ.get("GT_AGENT_MODE", "inprocess" if EMBEDDED else "celery")
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL or "memory://")
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "control"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_ALWAYS_EAGER = False
+
+# Player-facing limits (per connection).
+GT_WS_MAX_FRAME = int(os.environ.get("GT_WS_MAX_FRAME", "8192"))
+GT_WS_RATE = float(os.environ.get("GT_WS_RATE", "8"))      # actions per second, sustained
+GT_WS_BURST = int(os.environ.get("GT_WS_BURST", "16"))     # actions in a burst
+GT_PSEUDONYM_KEY = os.environ.get("GT_PSEUDONYM_KEY", SECRET_KEY)
+GT_PARTNER_GONE_S = int(os.environ.get("GT_PARTNER_GONE_S", "60"))
+GT_CODRAW_ART_DIR = os.environ.get("GT_CODRAW_ART_DIR", "")
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
+MEDIA_URL = "/media/"
+LOGIN_URL = "/admin/login/"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+}

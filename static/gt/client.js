@@ -1,0 +1,140 @@
+/* GroundTalk seat client: one websocket per seat, lossless and exactly-once on the screen.
+ *
+ * - join with the last seq this tab saw (kept in sessionStorage per seat), so a reload or a
+ *   reconnect gets exactly the events it missed plus the current view;
+ * - events are applied in seq order; a duplicate (seq <= last) is ignored, a gap asks to resume;
+ * - every action carries a client id and stays pending (in sessionStorage) until acknowledged;
+ *   pending actions are re-sent after a reconnect and the server answers repeats without
+ *   applying them twice.
+ */
+(function () {
+  "use strict";
+
+  function uid() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    return "a" + Date.now().toString(36) + Math.random().toString(36).slice(2);
+  }
+
+  class SeatClient {
+    constructor({ wsPath, token, onView, onEvent, onError, onStatus, onAck }) {
+      this.wsPath = wsPath;
+      this.token = token;
+      this.onView = onView || (() => {});
+      this.onEvent = onEvent || (() => {});
+      this.onError = onError || (() => {});
+      this.onStatus = onStatus || (() => {});
+      this.onAck = onAck || (() => {});
+      this.key = "gt:" + token.slice(0, 12);
+      this.lastSeq = Number(sessionStorage.getItem(this.key + ":seq") || -1);
+      if (this.lastSeq < 0) this.lastSeq = null;
+      this.pending = JSON.parse(sessionStorage.getItem(this.key + ":pending") || "[]");
+      this.backoff = 500;
+      this.joined = false;
+      this.closedByUs = false;
+      this.connect();
+    }
+
+    url() {
+      const proto = location.protocol === "https:" ? "wss:" : "ws:";
+      return proto + "//" + location.host + this.wsPath;
+    }
+
+    connect() {
+      this.onStatus("connecting");
+      const ws = new WebSocket(this.url());
+      this.ws = ws;
+      ws.onopen = () => {
+        this.backoff = 500;
+        ws.send(JSON.stringify({ type: "join", token: this.token, last_seq: this.lastSeq }));
+      };
+      ws.onmessage = (msg) => this.receive(JSON.parse(msg.data));
+      ws.onclose = () => {
+        this.joined = false;
+        if (this.closedByUs) return;
+        this.onStatus("reconnecting");
+        setTimeout(() => this.connect(), this.backoff);
+        this.backoff = Math.min(this.backoff * 2, 8000);
+      };
+    }
+
+    saveSeq(seq) {
+      this.lastSeq = seq;
+      sessionStorage.setItem(this.key + ":seq", String(seq));
+    }
+
+    savePending() {
+      sessionStorage.setItem(this.key + ":pending", JSON.stringify(this.pending));
+    }
+
+    receive(msg) {
+      if (msg.type === "joined") {
+        this.joined = true;
+        this.onStatus("connected");
+        if (msg.reset) this.onView(msg.view, msg, true);
+        for (const ev of msg.events || []) this.applyEvent(ev);
+        this.saveSeq(msg.seq);
+        this.onView(msg.view, msg, false);
+        for (const p of this.pending) this.ws.send(JSON.stringify({ type: "action", id: p.id, action: p.action }));
+      } else if (msg.type === "events") {
+        const fresh = msg.events.filter((e) => this.lastSeq === null || e.seq > this.lastSeq);
+        if (!fresh.length) return;
+        if (this.lastSeq !== null && fresh[0].seq !== this.lastSeq + 1) {
+          this.ws.send(JSON.stringify({ type: "resume", last_seq: this.lastSeq }));
+          return;
+        }
+        for (const ev of fresh) this.applyEvent(ev);
+        this.saveSeq(msg.seq);
+        if (msg.view) this.onView(msg.view, msg, false);
+      } else if (msg.type === "ack") {
+        this.pending = this.pending.filter((p) => p.id !== msg.id);
+        this.savePending();
+        this.onAck(msg);
+      } else if (msg.type === "error") {
+        if (msg.id) {
+          this.pending = this.pending.filter((p) => p.id !== msg.id);
+          this.savePending();
+        }
+        this.onError(msg);
+      }
+    }
+
+    applyEvent(ev) {
+      if (this.lastSeq !== null && ev.seq <= this.lastSeq) return;
+      this.onEvent(ev);
+      this.lastSeq = ev.seq;
+    }
+
+    act(action) {
+      const p = { id: uid(), action };
+      this.pending.push(p);
+      this.savePending();
+      if (this.ws && this.ws.readyState === WebSocket.OPEN && this.joined) {
+        this.ws.send(JSON.stringify({ type: "action", id: p.id, action }));
+      }
+      return p.id;
+    }
+  }
+
+  /* Show text as text, never as HTML. */
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") node.className = v;
+      else if (k === "text") node.textContent = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else if (v !== null && v !== undefined && v !== false) node.setAttribute(k, v);
+    }
+    for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    return node;
+  }
+
+  /* Ask the server to end the match because the partner has been gone a while. */
+  function partnerGone(matchId, seat) {
+    const csrf = (document.cookie.match(/csrftoken=([^;]+)/) || [])[1] || "";
+    return fetch(`/m/${matchId}/partner-gone`, {
+      method: "POST", body: new URLSearchParams({ seat }), headers: { "X-CSRFToken": csrf },
+    }).then((r) => r.json());
+  }
+
+  window.GT = { SeatClient, el, uid, partnerGone };
+})();

@@ -1,0 +1,102 @@
+"""Shared fixtures: a real uvicorn server and a real Celery worker, both on the test database.
+
+The suite runs against PostgreSQL and Redis (see test.sh). Tests that talk to a server process
+or a worker use ``transactional_db`` so what they write is committed and visible to it.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_database_env() -> dict:
+    """Environment for a child process that must use the test database pytest-django created."""
+    from django.db import connection
+
+    env = dict(os.environ)
+    name = connection.settings_dict["NAME"]
+    url = env.get("DATABASE_URL", "")
+    if url:
+        env["DATABASE_URL"] = url.rsplit("/", 1)[0] + "/" + name
+    else:
+        env["SQLITE_PATH"] = name
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listening on {port} after {timeout}s")
+
+
+@pytest.fixture(scope="session")
+def live_server_url(django_db_setup, django_db_blocker):
+    """uvicorn serving the ASGI app (HTTP + websockets) on the test database."""
+    port = free_port()
+    env = test_database_env()
+    log = open(ROOT / "var" / "test-server.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "groundtalk_web.asgi:application", "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "warning", "--ws-max-size", "65536"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """A real Celery worker (``manage.py agent_worker``) consuming every CPU agent's queue."""
+    from django.conf import settings
+
+    if settings.GT_AGENT_MODE != "celery":
+        pytest.skip("needs REDIS_URL and DATABASE_URL (the full stack)")
+    from groundtalk_web.celery import app
+
+    env = test_database_env()
+    log = open(ROOT / "var" / "test-worker.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
+    app.control.purge()
+    proc = subprocess.Popen([sys.executable, "manage.py", "agent_worker", "--concurrency", "2", "--loglevel", "info"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"celery worker exited with {proc.returncode}")
+        replies = app.control.ping(timeout=0.5)
+        if replies:
+            break
+    else:
+        proc.terminate()
+        raise RuntimeError("celery worker did not answer a ping in 60 s")
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -1,0 +1,42 @@
+"""Small builders for platform tests."""
+from __future__ import annotations
+
+import itertools
+
+from games.models import Batch, Participant, Seat
+from games.services import SeatSpec, match_create
+
+_n = itertools.count()
+
+
+def batch(**kw) -> Batch:
+    i = next(_n)
+    defaults = dict(slug=f"b{i}", title=f"batch {i}", game_id="colors_v1", pairing=Batch.Pairing.HUMAN_HUMAN,
+                    config={"rounds": 3}, max_wait_s=60)
+    defaults.update(kw)
+    return Batch.objects.create(**defaults)
+
+
+def participant(b: Batch, worker: str | None = None, state=Participant.State.WAITING) -> Participant:
+    from django.utils import timezone
+
+    return Participant.objects.create(batch=b, platform="lab", worker_id=worker or f"w{next(_n)}", state=state,
+                                      waiting_since=timezone.now())
+
+
+def colors_match(rounds: int = 3, seed: int = 7, agents: dict | None = None, wake_agents: bool = True):
+    """A colors match; human seats unless ``agents`` names agents per role. Returns (match, {role: seat})."""
+    agents = agents or {}
+    seats = {role: SeatSpec(Seat.Kind.AGENT, agent_name=agents[role]) if role in agents
+             else SeatSpec(Seat.Kind.HUMAN) for role in ("speaker", "listener")}
+    match = match_create(game_id="colors_v1", seats=seats, seed=seed, config={"rounds": rounds},
+                         wake_agents=wake_agents)
+    return match, {s.role: s for s in Seat.objects.filter(match=match)}
+
+
+def listener_target(match) -> int:
+    """Where the current round's target sits in the listener's order (test-side knowledge)."""
+    from games.colors.rules import colors_for
+
+    state = match.state
+    return state["rounds"][state["round"]]["positions"]["listener"][0]
