@@ -48,6 +48,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -136,6 +137,10 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+# WhiteNoise serves static files from the ASGI process; with finders on, no collectstatic step
+# is needed (set GT_COLLECTSTATIC=1 and run collectstatic for compressed, cached files).
+WHITENOISE_USE_FINDERS = not env_bool("GT_COLLECTSTATIC", False)
+WHITENOISE_AUTOREFRESH = DEBUG
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
 MEDIA_URL = "/media/"
 LOGIN_URL = "/admin/login/"
