@@ -1,8 +1,8 @@
 """The lobby: crowd-platform entry, consent, waiting, pairing, exit (services: they write).
 
 Pairing is correct across several server processes because it happens inside one transaction
-that locks the waiting rows it uses (``SELECT ... FOR UPDATE SKIP LOCKED``): a row another process
-is pairing is skipped, never given twice; a worker is one participant per batch (unique
+that holds a lock on the batch row (``SELECT ... FOR UPDATE``) while it reads the waiting workers
+and creates the match: a waiting worker is never given twice; a worker is one participant per batch (unique
 ``(batch, platform, worker_id)``), so no worker sits in both seats; and a worker is only put back
 in the queue while ``games_played < games_per_worker``.
 """
@@ -185,30 +185,31 @@ def lobby_poll(*, participant_id: int) -> LobbyStatus:
             role = roles[p.games_played % len(roles)]
             match = _match_with_agents(batch, {role: locked})
             return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, role=role))
-        # human-human: lock the oldest waiting rows nobody else is pairing right now
-        waiting = list(
-            Participant.objects.select_for_update(skip_locked=True)
-            .filter(batch=batch, state=Participant.State.WAITING, games_played__lt=batch.games_per_worker)
-            .order_by("waiting_since", "id")[:20]
-        )
-        me = next((w for w in waiting if w.pk == p.pk), None)
-        if me is not None:
-            partner = next((w for w in waiting if w.pk != me.pk and w.worker_id != me.worker_id), None)
-            if partner is not None and len(roles) >= 2:
-                first, second = (partner, me) if (partner.waiting_since, partner.pk) <= (me.waiting_since, me.pk) \
-                    else (me, partner)
-                order = roles[:2] if random.random() < 0.5 else roles[1::-1]
-                match = _match_with_agents(batch, {order[0]: first, order[1]: second})
-                return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, participant=me))
-            waited = (timezone.now() - me.waiting_since).total_seconds()
-            if waited >= batch.max_wait_s:
-                if batch.on_timeout == Batch.OnTimeout.AGENT:
-                    role = roles[me.games_played % len(roles)]
-                    match = _match_with_agents(batch, {role: me})
-                    return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, role=role))
-                me.state, me.exit_reason, me.finished_at = Participant.State.DONE, "no_partner", timezone.now()
-                me.save(update_fields=["state", "exit_reason", "finished_at"])
-                return _status(me)
+        # human-human: pairing in a batch is serialised by a lock on the batch row, so two
+        # processes never hand out the same waiting worker.
+        Batch.objects.select_for_update().only("id").get(pk=batch.pk)
+        me = Participant.objects.get(pk=p.pk)
+        if me.state == Participant.State.PLAYING:
+            return _status(me, _current_seat(me))
+        if me.state != Participant.State.WAITING:
+            return _status(me)
+        partner = (Participant.objects
+                   .filter(batch=batch, state=Participant.State.WAITING, games_played__lt=batch.games_per_worker)
+                   .exclude(pk=me.pk).exclude(worker_id=me.worker_id)
+                   .order_by("waiting_since", "id").first())
+        if partner is not None and len(roles) >= 2:
+            order = roles[:2] if random.random() < 0.5 else roles[1::-1]
+            match = _match_with_agents(batch, {order[0]: partner, order[1]: me})
+            return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, participant=me))
+        waited = (timezone.now() - me.waiting_since).total_seconds()
+        if waited >= batch.max_wait_s:
+            if batch.on_timeout == Batch.OnTimeout.AGENT:
+                role = roles[me.games_played % len(roles)]
+                match = _match_with_agents(batch, {role: me})
+                return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, role=role))
+            me.state, me.exit_reason, me.finished_at = Participant.State.DONE, "no_partner", timezone.now()
+            me.save(update_fields=["state", "exit_reason", "finished_at"])
+            return _status(me)
         return _status(p)
 
 

@@ -23,7 +23,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_database_env() -> dict:
+def child_env() -> dict:
     """Environment for a child process that must use the test database pytest-django created."""
     from django.db import connection
 
@@ -54,7 +54,7 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> Non
 def live_server_url(django_db_setup, django_db_blocker):
     """uvicorn serving the ASGI app (HTTP + websockets) on the test database."""
     port = free_port()
-    env = test_database_env()
+    env = child_env()
     log = open(ROOT / "var" / "test-server.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "groundtalk_web.asgi:application", "--host", "127.0.0.1",
@@ -77,7 +77,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
         pytest.skip("needs REDIS_URL and DATABASE_URL (the full stack)")
     from groundtalk_web.celery import app
 
-    env = test_database_env()
+    env = child_env()
     log = open(ROOT / "var" / "test-worker.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
     app.control.purge()
     proc = subprocess.Popen([sys.executable, "manage.py", "agent_worker", "--concurrency", "2", "--loglevel", "info"],
