@@ -109,7 +109,7 @@ def _close_stray_connections(django_db_setup, django_db_blocker):
     yield
     from django.db import connection
 
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql" or not str(connection.settings_dict["NAME"]).startswith("test_"):
         return
     with django_db_blocker.unblock():
         with connection.cursor() as cur:

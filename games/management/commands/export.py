@@ -5,7 +5,6 @@
 """
 from __future__ import annotations
 
-import sys
 from datetime import datetime, time, timezone
 
 from django.core.management.base import BaseCommand, CommandError
@@ -24,6 +23,17 @@ def parse_date(value: str | None):
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
     return parsed
+
+
+class _Stdout:
+    """The command's stdout as a plain text stream (no line endings added)."""
+
+    def __init__(self, wrapper):
+        self.wrapper = wrapper
+
+    def write(self, text: str) -> int:
+        self.wrapper.write(text, ending="")
+        return len(text)
 
 
 class Command(BaseCommand):
@@ -50,8 +60,8 @@ class Command(BaseCommand):
                                 since=parse_date(opts["since"]), until=parse_date(opts["until"]),
                                 pseudonymise=not opts["no_pseudonymise"])
         if opts["output"] == "-":
-            n = writer(records, sys.stdout)
+            n = writer(records, _Stdout(self.stdout))
         else:
             with open(opts["output"], "w", encoding="utf-8", newline="") as out:
                 n = writer(records, out)
-        self.stderr.write(f"exported {n} matches as {opts['format']}")
+        self.stderr.write(f"export {opts['format']}: wrote {n} records")

@@ -1,0 +1,51 @@
+"""The embedded default (no DATABASE_URL, no REDIS_URL): SQLite, the in-memory channel layer and
+agents in the server process. A newcomer's first game: a person listens to the agent speaker."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ..conftest import ROOT, free_port, wait_for_port
+from .conftest import SCREENS
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def embedded_server(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "GT_AGENT_MODE"}}
+    env["SQLITE_PATH"] = str(tmp_path / "embedded.sqlite3")
+    for cmd in (["migrate", "-v0"], ["gt_demo"]):
+        subprocess.run([sys.executable, "manage.py", *cmd], cwd=ROOT, env=env, check=True, capture_output=True)
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "groundtalk_web.asgi:application", "--port", str(port),
+                             "--log-level", "warning"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_embedded_human_listens_to_agent_speaker(embedded_server, browser):
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = ctx.new_page()
+    page.goto(embedded_server + "/")
+    page.click("text=play as a new lab participant >> nth=1")  # "you listen, an agent speaks"
+    page.click("#agree")
+    page.click("#ready")
+    page.wait_for_url("**/m/**", timeout=15000)
+    assert "listener" in page.inner_text("#role-label")
+    for round_no in (1, 2):
+        page.wait_for_selector(f"text=Round {round_no} of 10")
+        page.wait_for_selector(".swatch.clickable", timeout=15000)  # the agent has spoken
+        assert page.locator(".msg.theirs").count() >= 1
+        page.locator(".swatch.clickable").first.click()
+        page.wait_for_selector(f"text=Round {round_no}: ", timeout=10000)
+    page.screenshot(path=str(SCREENS / "colors-embedded-listener.png"))
+    ctx.close()
