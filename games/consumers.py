@@ -12,6 +12,7 @@ server -> client
   {"type": "events", "seq", "status", "view", "events": [{"seq", "type", "actor", "payload", "t"}]}
   {"type": "ack", "id", "seq", "duplicate"}
   {"type": "error", "code", "message", "id"?}
+  {"type": "presence", "role", "connected"}      (a partner's socket opened or closed)
 
 Events reach a seat in ``seq`` order with no gaps: the consumer remembers the last seq it sent and
 fills any gap (a dropped channel-layer message) from PostgreSQL before sending newer events.
@@ -65,8 +66,11 @@ class MatchConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code):
         if self.seat is not None:
-            await self.channel_layer.group_discard(group_for(self.seat.match_id), self.channel_name)
+            group = group_for(self.seat.match_id)
+            await self.channel_layer.group_discard(group, self.channel_name)
             await db(services.seat_presence)(seat_id=self.seat.pk, connected=False)
+            await self.channel_layer.group_send(group, {"type": "match.presence", "role": self.seat.role,
+                                                        "connected": False})
 
     async def send_json(self, data: dict) -> None:
         await self.send(text_data=json.dumps(data, separators=(",", ":")))
@@ -120,6 +124,8 @@ class MatchConsumer(AsyncWebsocketConsumer):
         self.seat = seat
         await self.channel_layer.group_add(group_for(seat.match_id), self.channel_name)
         await db(services.seat_presence)(seat_id=seat.pk, connected=True)
+        await self.channel_layer.group_send(group_for(seat.match_id), {"type": "match.presence", "role": seat.role,
+                                                                      "connected": True})
         snap = await db(selectors.seat_snapshot)(seat=seat, after_seq=last_seq)
         self.sent_seq = snap["seq"]
         await self.send_json({"type": "joined", "role": seat.role, "match_id": str(seat.match_id),
@@ -156,6 +162,11 @@ class MatchConsumer(AsyncWebsocketConsumer):
             return await self.error(exc.code, exc.message, action_id)
         await self.send_json({"type": "ack", "id": action_id, "seq": result.last_seq,
                               "duplicate": result.duplicate})
+
+    async def match_presence(self, message: dict) -> None:
+        """A partner's connection opened or closed (not logged: presence is not part of the game)."""
+        if self.seat is not None and message["role"] != self.seat.role:
+            await self.send_json({"type": "presence", "role": message["role"], "connected": message["connected"]})
 
     async def match_events(self, message: dict) -> None:
         """A committed batch of events from the channel layer (may arrive late, twice, or not at all)."""

@@ -16,7 +16,7 @@
   }
 
   class SeatClient {
-    constructor({ wsPath, token, onView, onEvent, onError, onStatus, onAck }) {
+    constructor({ wsPath, token, onView, onEvent, onError, onStatus, onAck, onPresence }) {
       this.wsPath = wsPath;
       this.token = token;
       this.onView = onView || (() => {});
@@ -24,6 +24,7 @@
       this.onError = onError || (() => {});
       this.onStatus = onStatus || (() => {});
       this.onAck = onAck || (() => {});
+      this.onPresence = onPresence || (() => {});
       this.key = "gt:" + token.slice(0, 12);
       this.lastSeq = Number(sessionStorage.getItem(this.key + ":seq") || -1);
       if (this.lastSeq < 0) this.lastSeq = null;
@@ -85,6 +86,8 @@
         for (const ev of fresh) this.applyEvent(ev);
         this.saveSeq(msg.seq);
         if (msg.view) this.onView(msg.view, msg, false);
+      } else if (msg.type === "presence") {
+        this.onPresence(msg);
       } else if (msg.type === "ack") {
         this.pending = this.pending.filter((p) => p.id !== msg.id);
         this.savePending();

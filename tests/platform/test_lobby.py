@@ -183,3 +183,23 @@ def test_many_arrivals_at_once_across_processes():
     outs = [p.communicate(timeout=120)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     check_pairing(b, 32)
+
+
+def test_partner_gone_ends_match_only_after_the_grace_period():
+    from games.services import seat_presence
+
+    b = make_batch(slug="gone", games_per_worker=3)
+    p1, p2 = participant(b, "stay"), participant(b, "leave")
+    status = lobby.lobby_poll(participant_id=p1.pk)
+    mine = Seat.objects.get(token=status.seat_token)
+    other = Seat.objects.exclude(pk=mine.pk).get(match=mine.match)
+    seat_presence(seat_id=other.pk, connected=True)
+    seat_presence(seat_id=other.pk, connected=False)
+    assert lobby.match_partner_gone(seat=mine, gone_after_s=60) is False  # only just left
+    Seat.objects.filter(pk=other.pk).update(left_at=timezone.now() - timedelta(seconds=61))
+    assert lobby.match_partner_gone(seat=Seat.objects.get(pk=mine.pk), gone_after_s=60) is True
+    match = Match.objects.get(pk=mine.match_id)
+    assert match.status == "aborted" and match.events.last().type == "match_aborted"
+    for p in (p1, p2):
+        p.refresh_from_db()
+        assert p.games_played == 1 and p.state == "waiting"

@@ -30,7 +30,7 @@ def play_match(match: Match, agents: dict[str, str], max_steps: int = 100_000) -
     """Drive every seat with its agent until the game ends (each move through the service)."""
     rules = get_game(match.game_id).rules
     for _ in range(max_steps):
-        match.refresh_from_db(fields=["state", "seq", "status"])
+        match.refresh_from_db(fields=["state", "seq", "status", "outcome"])
         if match.status != Match.Status.ACTIVE:
             return match
         moved = False
@@ -97,7 +97,6 @@ class Command(BaseCommand):
             if opts["json"]:
                 self.stdout.write(json.dumps(outcome))
         summarize = getattr(game.agents, "summarize", None)
-        header = f"{game.id}: {len(outcomes)} matches, " + ", ".join(f"{r}={a}" for r, a in seats.items())
-        self.stdout.write(header)
+        self.stdout.write("seats: " + ", ".join(f"{r}={a}" for r, a in seats.items()))
         if summarize:
             self.stdout.write(summarize(outcomes))

@@ -75,6 +75,13 @@
       else if (ev.type === "round_started") banner("");
     },
     onError: (e) => { $("chaterror").textContent = e.message; },
+    onPresence: (p) => {
+      clearTimeout(goneTimer);
+      if (p.connected) { $("gone").hidden = true; if ($("banner").dataset.presence) banner(""); return; }
+      banner("Your partner's connection dropped; waiting for them to come back…");
+      $("banner").dataset.presence = "1";
+      goneTimer = setTimeout(() => { if (view && !view.over) $("gone").hidden = false; }, S.partnerGoneS * 1000);
+    },
     onStatus: (s) => {
       const c = $("conn"); c.textContent = s; c.className = "status-pill" + (s === "connected" ? "" : " bad");
     },
