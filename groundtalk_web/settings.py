@@ -119,6 +119,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "control"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A task taken by a worker that is then killed goes back to the queue after this many seconds
+# (acks_late); agent watchdogs (countdown = the agent's timeout) must stay below it.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("GT_TASK_VISIBILITY_S", "120"))}
 CELERY_TASK_ALWAYS_EAGER = False
 
 # Player-facing limits (per connection).

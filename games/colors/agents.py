@@ -337,3 +337,40 @@ def summarize(outcomes: list[dict]) -> str:
         lines.append(f"  Gricean True Score (mean over {len(scores)} matches): "
                      f"{sum(scores) / len(scores):.3f}")
     return "\n".join(lines)
+
+
+def plot(outcomes: list[dict], path: str) -> None:
+    """Accuracy per condition with 95% bootstrap intervals over matches (``simulate --plot``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from scipy import stats
+
+    labels, means, lows, highs = [], [], [], []
+    for condition in CONDITIONS:
+        per_match = [o["by_condition"][condition]["accuracy"] for o in outcomes
+                     if o.get("by_condition", {}).get(condition, {}).get("accuracy") is not None]
+        if not per_match:
+            continue
+        mean = float(np.mean(per_match))
+        if len(per_match) > 1 and len(set(per_match)) > 1:
+            ci = stats.bootstrap((np.array(per_match),), np.mean, confidence_level=0.95, random_state=0)
+            low, high = ci.confidence_interval.low, ci.confidence_interval.high
+        else:
+            low = high = mean
+        labels.append(condition)
+        means.append(mean)
+        lows.append(mean - low)
+        highs.append(high - mean)
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.bar(labels, means, yerr=[lows, highs], capsize=6, color=["#4c9be8", "#f2a541", "#e05a5a"][:len(labels)])
+    ax.axhline(1 / 3, color="grey", linestyle="--", linewidth=1, label="chance")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("listener accuracy")
+    ax.set_title(f"Color game, {len(outcomes)} matches (95% bootstrap CI)")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

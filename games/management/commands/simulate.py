@@ -61,6 +61,7 @@ class Command(BaseCommand):
         parser.add_argument("--config", default="{}", help="game settings as JSON, e.g. '{\"rounds\": 10}'")
         parser.add_argument("--batch", default="", help="record the matches under this batch slug (created if new)")
         parser.add_argument("--json", action="store_true", help="print the outcomes as JSON lines too")
+        parser.add_argument("--plot", default="", help="write the game's metrics plot to this PNG file")
 
     def handle(self, *args, **opts):
         game = resolve_game(opts["game"])
@@ -100,3 +101,9 @@ class Command(BaseCommand):
         self.stdout.write("seats: " + ", ".join(f"{r}={a}" for r, a in seats.items()))
         if summarize:
             self.stdout.write(summarize(outcomes))
+        if opts["plot"]:
+            plot = getattr(game.agents, "plot", None)
+            if plot is None:
+                raise CommandError(f"{game.id} has no plot")
+            plot(outcomes, opts["plot"])
+            self.stdout.write(f"plot written to {opts['plot']}")
