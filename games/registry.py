@@ -42,6 +42,7 @@ GAMES: dict[str, GameSpec] = {
     for spec in [
         GameSpec("colors_v1", "Color reference game", "games.colors", "games/colors.html",
                  {"rounds": 50}),
+        GameSpec("codraw_v1", "CoDraw: collaborative drawing", "games.codraw", "games/codraw.html", {"time_limit_s": 1200}),
         # new games: add one line here
     ]
 }

@@ -17,8 +17,10 @@ SCREENS = Path(__file__).resolve().parents[2] / "var" / "screens"
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Module-scoped: Playwright's sync API runs an event loop in this thread while it is open,
+    which must be closed again before the suite's asyncio tests run."""
     if not shutil.which(CHROMIUM) and not os.path.exists(CHROMIUM):
         pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium package (test.sh does)")
     from playwright.sync_api import sync_playwright

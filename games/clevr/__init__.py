@@ -1,0 +1,10 @@
+"""CLEVR-style scenes for GroundTalk's GuessWhich and visual-dialog games.
+
+* :mod:`games.clevr.scenes`: the scene format (CLEVR's own scene JSON plus ``provenance``), a
+  seeded generator, the CLEVR importer and the image-folder importer.
+* :mod:`games.clevr.render`: deterministic Pillow/numpy renderer (PNG) of a scene.
+* :mod:`games.clevr.embedding`: a fixed-length scene embedding, GuessWhich-style pools built on
+  concentric distance bands around the secret, and the per-round coarse rank.
+
+See ``docs/games/clevr.md``.
+"""
