@@ -123,10 +123,12 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
     config = {**spec.default_config, **(batch.config if batch else {}), **(config or {})}
+    t = now_ms()
+    if config.get("time_limit_s"):
+        config["start_ms"] = t  # the game clock starts with the match (rules read it from config)
     if content is None:
         content = spec.content.generate(seed, config)
     state = spec.rules.initial_state(content, seed, config)
-    t = now_ms()
     match = Match.objects.create(
         batch=batch, game_id=game_id, seed=seed, config=config, content=content, content_ref=content_ref,
         state=state,
@@ -144,6 +146,11 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
     match.outcome = spec.rules.outcome(state)
     match.save(update_fields=["seq", "outcome"])
     _after_commit(match, rows)
+    if config.get("time_limit_s"):
+        from games.timers import schedule_time_up
+
+        limit = float(config["time_limit_s"])
+        transaction.on_commit(lambda: schedule_time_up(match_id=match.id, delay_s=limit + 1))
     return match
 
 
@@ -241,6 +248,16 @@ def _participants_after_match(match: Match) -> None:
             p.state = Participant.State.WAITING
             p.waiting_since = timezone.now()
         p.save(update_fields=["games_played", "state", "finished_at", "exit_reason", "waiting_since"])
+
+
+def match_time_up(*, match_id) -> str:
+    """The game clock ran out: end the match through the rules (a no-op if it already ended)."""
+    try:
+        result = match_apply_action(match_id=match_id, role=SYSTEM, action={"type": "time_up"},
+                                    client_action_id="time_up")
+    except IllegalAction as exc:
+        return exc.code
+    return "already" if result.duplicate else "ended"
 
 
 def seat_presence(*, seat_id: int, connected: bool) -> None:

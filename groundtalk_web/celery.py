@@ -9,4 +9,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundtalk_web.settings")
 
 app = Celery("groundtalk")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["agents"])
+app.autodiscover_tasks(["agents", "games"])

@@ -130,3 +130,19 @@ def test_many_concurrent_actions_on_one_match_get_contiguous_seqs():
     texts = sorted(m["text"] for m in match.state["messages"])
     assert texts == sorted(f"m{i}-{j}" for i in range(16) for j in range(5))
     assert match.state == match_replay(match)
+
+
+def test_game_clock_starts_with_the_match_and_time_up_ends_it_once():
+    from games.models import Seat
+    from games.services import SeatSpec, match_create, match_time_up
+
+    match = match_create(game_id="codraw_v1", seed=3, seats={"teller": SeatSpec(Seat.Kind.HUMAN),
+                                                            "drawer": SeatSpec(Seat.Kind.HUMAN)})
+    assert abs(match.config["start_ms"] - match.events.first().t) < 5
+    assert match_time_up(match_id=match.id) == "ended"
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED
+    seq = match.seq
+    assert match_time_up(match_id=match.id) == "already"  # a second timer changes nothing
+    match.refresh_from_db()
+    assert match.seq == seq and match.state == match_replay(match)
