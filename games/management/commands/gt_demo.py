@@ -5,6 +5,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from agents.registry import all_agents
 from games.models import Batch
 from games.registry import GAMES
 
@@ -19,6 +20,16 @@ DEMO_BATCHES = [
     dict(slug="colors-speak-to-agent", title="Color game: you speak, an agent listens", game_id="colors_v1",
          pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["speaker"], agents={"listener": "colors_pragmatic_listener"},
          config={"rounds": 10}),
+    dict(slug="codraw-human-human", title="CoDraw: two people draw a scene", game_id="codraw_v1",
+         pairing=Batch.Pairing.HUMAN_HUMAN, max_wait_s=120, on_timeout=Batch.OnTimeout.AGENT,
+         agents={"teller": "codraw_rule_teller", "drawer": "codraw_rule_drawer"}),
+    dict(slug="codraw-tell-to-agent", title="CoDraw: you describe, an agent draws", game_id="codraw_v1",
+         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["teller"], agents={"drawer": "codraw_rule_drawer"}),
+    dict(slug="guesswhich-alice", title="GuessWhich: find the secret image by asking ALICE", game_id="guesswhich_v1",
+         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["questioner"], agents={"answerer": "alice_exact"}),
+    dict(slug="visdial-human-human", title="Visual dialog: ask about an image you cannot see", game_id="visdial_v1",
+         pairing=Batch.Pairing.HUMAN_HUMAN, max_wait_s=120, on_timeout=Batch.OnTimeout.AGENT,
+         agents={"questioner": "visdial_qbot", "answerer": "visdial_alice_exact"}),
 ]
 
 
@@ -29,8 +40,10 @@ class Command(BaseCommand):
         parser.add_argument("--admin", action="store_true", help="create admin/admin (embedded mode only)")
 
     def handle(self, *args, **opts):
+        known = all_agents()
         for spec in DEMO_BATCHES:
-            if spec["game_id"] not in GAMES:
+            if spec["game_id"] not in GAMES or any(a not in known for a in spec.get("agents", {}).values()):
+                self.stdout.write(f"skipped batch {spec['slug']}: its game or agents are not installed")
                 continue
             batch, created = Batch.objects.update_or_create(slug=spec["slug"], defaults=spec)
             self.stdout.write(f"{'created' if created else 'updated'} batch {batch.slug}: /b/{batch.slug}/?worker=NAME")
