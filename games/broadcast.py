@@ -43,12 +43,14 @@ def _loop() -> asyncio.AbstractEventLoop:
 
 
 def broadcast_events(*, match_id, events: list[dict], views: dict, seq: int, status: str) -> None:
-    """Publish one committed batch; never raises (the log is durable, clients recover)."""
+    """Publish one committed batch without waiting for it; never raises.
+
+    The caller (a database thread) does not wait for Redis: order across concurrent commits is
+    not guaranteed anyway, and consumers put events back in seq order from the log when they
+    see a gap. A failed publish is logged; clients recover from the log.
+    """
     layer = get_channel_layer()
     message = {"type": "match.events", "events": events, "views": views, "seq": seq, "status": status}
-    loop = _loop()
-    future = asyncio.run_coroutine_threadsafe(layer.group_send(group_for(match_id), message), loop)
-    try:
-        future.result(timeout=5)
-    except Exception:
-        log.exception("broadcast of match %s seq %s failed", match_id, seq)
+    future = asyncio.run_coroutine_threadsafe(layer.group_send(group_for(match_id), message), _loop())
+    future.add_done_callback(lambda f: f.exception() and log.error(
+        "broadcast of match %s seq %s failed: %r", match_id, seq, f.exception()))

@@ -168,7 +168,9 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
         raise IllegalAction("bad_action_id", "An action id must be text of at most 64 characters.")
     with transaction.atomic():
         try:
-            match = Match.objects.select_for_update().get(pk=match_id)
+            match = (Match.objects.select_for_update()
+                     .only("id", "batch_id", "game_id", "state", "seq", "status", "agent_seats", "config")
+                     .get(pk=match_id))
         except (Match.DoesNotExist, ValueError):
             raise IllegalAction("unknown_match", "There is no such match.") from None
         if client_action_id:

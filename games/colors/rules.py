@@ -24,7 +24,12 @@ State (plain JSON dict, never mutated; ``apply`` copies only what changes)::
     {"rounds": [content round, ...], "max_message_len": int, "seed": int,
      "round": 0-based index of the current round (== len(rounds) once over),
      "messages": [{"role", "text", "at"}] of the current round,
-     "history": [round record, ...], "correct": int}
+     "history": [round summary: round, condition, correct, chosen, positions, response_ms,
+                 speaker_words], "correct": int}
+
+The full round record (colors, positions, every message with its time, the click) is the
+``round_ended`` event's payload in the log; the state keeps a small summary per round so it
+stays a few kilobytes for a 50-round game.
 """
 from __future__ import annotations
 
@@ -98,7 +103,7 @@ def view_for(state: dict, role: str) -> dict:
         last = {
             "round": record["round"],
             "correct": record["correct"],
-            "clicked_position": record["positions"][role][record["click"]["color"]],
+            "clicked_position": record["positions"][role][record["chosen"]],
             "target_position": record["positions"][role][0],
         }
     return {
@@ -172,11 +177,21 @@ def click(state: dict, role: str, action: dict, at: int) -> tuple[dict, list[Eve
         "outcome": "correct" if correct else "incorrect",
         "score": score,
     }
+    spoken = [m for m in state["messages"] if m["role"] == "speaker"]
+    summary = {  # the state keeps only what views and scores need; the full record is in the log
+        "round": number,
+        "condition": round_["condition"],
+        "correct": correct,
+        "chosen": chosen,
+        "positions": record["positions"],
+        "response_ms": at - spoken[0]["at"],
+        "speaker_words": sum(len(m["text"].split()) for m in spoken),
+    }
     new_state = {
         **state,
         "round": state["round"] + 1,
         "messages": [],
-        "history": [*state["history"], record],
+        "history": [*state["history"], summary],
         "correct": score["correct"],
     }
     events = [
@@ -218,11 +233,8 @@ def outcome(state: dict) -> dict:
         by_condition[condition] = {"played": len(rows), "correct": hits,
                                    "accuracy": hits / len(rows) if rows else None}
     accuracy = state["correct"] / played if played else None
-    response_ms, words = [], []
-    for record in history:
-        spoken = [m for m in record["messages"] if m["role"] == "speaker"]
-        response_ms.append(record["click_at"] - spoken[0]["at"])
-        words.append(sum(len(m["text"].split()) for m in spoken))
+    response_ms = [record["response_ms"] for record in history]
+    words = [record["speaker_words"] for record in history]
     mean_ms = sum(response_ms) / played if played else None
     mean_words = sum(words) / played if played else None
     gts = None

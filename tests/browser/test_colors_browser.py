@@ -93,7 +93,7 @@ def test_two_people_play_rounds_with_a_reload(live_server_url, browser):
 
     match = Match.objects.get(batch=batch)
     assert match.status == Match.Status.FINISHED and match.outcome["correct"] == 3
-    texts = [m["text"] for r in match.state["history"] for m in r["messages"]]
+    texts = [m["text"] for e in match.events.filter(type="round_ended") for m in e.payload["messages"]]
     assert texts.count(hostile) == 1
     assert set(Participant.objects.filter(batch=batch).values_list("state", flat=True)) == {"done"}
     assert code in set(Participant.objects.filter(batch=batch).values_list("completion_code", flat=True))
