@@ -42,6 +42,8 @@ GAMES: dict[str, GameSpec] = {
     for spec in [
         GameSpec("colors_v1", "Color reference game", "games.colors", "games/colors.html",
                  {"rounds": 50}),
+        GameSpec("guesswhich_v1", "GuessWhich", "games.guesswhich", "games/guesswhich.html", {"pool_size": 20, "rounds": 9, "difficulty": "medium"}),
+        GameSpec("visdial_v1", "Visual-dialog chat", "games.visdial", "games/visdial.html", {"rounds": 10}),
         GameSpec("codraw_v1", "CoDraw: collaborative drawing", "games.codraw", "games/codraw.html", {"time_limit_s": 1200}),
         # new games: add one line here
     ]
