@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
+from games import match_store
 from games.base import SYSTEM, Event, IllegalAction
 from games.models import Batch, Match, MatchEvent, Participant, Seat
 from games.registry import get_game
@@ -167,17 +168,13 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
     if not isinstance(client_action_id, str) or len(client_action_id) > 64:
         raise IllegalAction("bad_action_id", "An action id must be text of at most 64 characters.")
     with transaction.atomic():
-        try:
-            match = (Match.objects.select_for_update()
-                     .only("id", "batch_id", "game_id", "state", "seq", "status", "agent_seats", "config")
-                     .get(pk=match_id))
-        except (Match.DoesNotExist, ValueError):
-            raise IllegalAction("unknown_match", "There is no such match.") from None
+        match = match_store.lock_match(match_id)
+        if match is None:
+            raise IllegalAction("unknown_match", "There is no such match.")
         if client_action_id:
-            previous = list(MatchEvent.objects.filter(match=match, actor=role, client_action_id=client_action_id)
-                            .values_list("seq", flat=True)[:1])
-            if previous:
-                return _duplicate_result(match, previous[0])
+            previous = match_store.previous_action_seq(match.id, role, client_action_id)
+            if previous is not None:
+                return _duplicate_result(match, previous)
         if match.status != Match.Status.ACTIVE:
             raise IllegalAction("game_over", "This game has ended.")
         if expected_seq is not None and match.seq != expected_seq:
@@ -195,17 +192,16 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
             rows += _rows(match, match.seq + 1, [notice], actor=SYSTEM, t=t)
         rows += _rows(match, match.seq + 1 + len(rows), events, actor=role, t=t, action=stamped,
                       client_action_id=client_action_id)
-        MatchEvent.objects.bulk_create(rows)
+        match_store.insert_events(rows)
         match.state = new_state
         match.seq = rows[-1].seq
         match.outcome = spec.rules.outcome(new_state)
-        fields = ["state", "seq", "outcome", "updated_at"]
-        if spec.rules.is_over(new_state):
+        finished = spec.rules.is_over(new_state)
+        if finished:
             match.status = Match.Status.FINISHED
             match.finished_at = timezone.now()
-            fields += ["status", "finished_at"]
             _participants_after_match(match)
-        match.save(update_fields=fields)
+        match_store.save_progress(match, finished=finished)
         _after_commit(match, rows)
     return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
 

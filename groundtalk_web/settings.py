@@ -77,6 +77,8 @@ TEMPLATES = [
 
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=600, conn_health_checks=True)}
+    if os.environ.get("GT_TEST_DB_NAME"):  # lets several test runs share one PostgreSQL
+        DATABASES["default"]["TEST"] = {"NAME": os.environ["GT_TEST_DB_NAME"]}
 else:
     DATABASES = {
         "default": {
