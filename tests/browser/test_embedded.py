@@ -36,7 +36,7 @@ def test_embedded_human_listens_to_agent_speaker(embedded_server, browser):
     ctx = browser.new_context(viewport={"width": 1366, "height": 768})
     page = ctx.new_page()
     page.goto(embedded_server + "/")
-    page.click("text=play as a new lab participant >> nth=1")  # "you listen, an agent speaks"
+    page.click('tr:has-text("you listen, an agent speaks") >> text=play as a new lab participant')
     page.click("#agree")
     page.click("#ready")
     page.wait_for_url("**/m/**", timeout=15000)
