@@ -374,5 +374,6 @@ def test_registry_entry():
     spec = get_game("codraw_v1")
     assert spec.rules is rules and spec.roles == ("teller", "drawer")
     assert spec.default_config == {"time_limit_s": 1200}
-    assert spec.agents.AGENTS == []
+    assert {a.name for a in spec.agents.AGENTS} >= {"codraw_rule_teller", "codraw_rule_drawer", "codraw_nn_teller",
+                                                    "codraw_nn_drawer", "codraw_script_teller"}
     assert spec.content.generate(1, spec.default_config)["kind"] == "codraw_scene"
