@@ -152,3 +152,7 @@ def check_content(content: dict) -> None:
     missing = target.idxs - set(palette)
     if missing:
         raise ValueError(f"the palette lacks target pieces {sorted(missing)}")
+
+
+# ``manage.py simulate codraw --content-file CoDraw_1_0.json`` and ``manage.py import_content``
+import_file = import_codraw_json

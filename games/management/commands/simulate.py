@@ -59,6 +59,8 @@ class Command(BaseCommand):
         parser.add_argument("--seat", action="append", default=[], metavar="ROLE=AGENT")
         parser.add_argument("--seed", type=int, default=0, help="first seed; match i uses seed + i")
         parser.add_argument("--config", default="{}", help="game settings as JSON, e.g. '{\"rounds\": 10}'")
+        parser.add_argument("--content-file", default="",
+                            help="play recorded content (e.g. a CoDraw_1_0.json) instead of generated; match i uses item i")
         parser.add_argument("--batch", default="", help="record the matches under this batch slug (created if new)")
         parser.add_argument("--json", action="store_true", help="print the outcomes as JSON lines too")
         parser.add_argument("--plot", default="", help="write the game's metrics plot to this PNG file")
@@ -87,9 +89,21 @@ class Command(BaseCommand):
             batch, _ = Batch.objects.get_or_create(
                 slug=opts["batch"], defaults={"title": opts["batch"], "game_id": game.id,
                                               "pairing": Batch.Pairing.AGENT_AGENT, "agents": seats})
+        items = None
+        if opts["content_file"]:
+            importer = getattr(game.content, "import_file", None)
+            if importer is None:
+                raise CommandError(f"{game.id} cannot import content files")
+            try:
+                items = importer(opts["content_file"])
+            except (OSError, ValueError) as exc:
+                raise CommandError(f"Cannot read {opts['content_file']}: {exc}") from None
+            if not items:
+                raise CommandError(f"{opts['content_file']} holds no playable content")
         outcomes = []
         for i in tqdm(range(opts["matches"]), desc=f"{game.id} matches", unit="match", disable=opts["matches"] < 2):
-            match = match_create(game_id=game.id, batch=batch, seed=opts["seed"] + i, config=config,
+            content = items[i % len(items)] if items else None
+            match = match_create(game_id=game.id, batch=batch, seed=opts["seed"] + i, config=config, content=content,
                                  seats={r: SeatSpec(Seat.Kind.AGENT, agent_name=a) for r, a in seats.items()},
                                  wake_agents=False)
             match = play_match(match, seats)

@@ -1,0 +1,52 @@
+"""Agent-agent evaluation through the service: ``simulate`` for each game, and CoDraw's
+script-based Drawer evaluation on dialogs exported from earlier matches."""
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from games.models import Match
+
+pytestmark = pytest.mark.django_db
+
+
+def simulate(*args) -> str:
+    out = io.StringIO()
+    call_command("simulate", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_colors_prints_accuracy_per_condition_and_stores_matches():
+    text = simulate("colors", "--matches", "3", "--seat", "speaker=colors_lexicon_speaker",
+                    "--seat", "listener=colors_random_listener", "--config", '{"rounds": 12}', "--batch", "eval-c")
+    for condition in ("far", "split", "close"):
+        assert re.search(rf"{condition}\s+\d+\.\d%\s+\(\d+/12\)", text), text
+    assert Match.objects.filter(batch__slug="eval-c", status="finished").count() == 3
+
+
+def test_wrong_seats_are_clear_errors():
+    with pytest.raises(CommandError, match="missing listener"):
+        simulate("colors", "--seat", "speaker=colors_lexicon_speaker")
+    with pytest.raises(CommandError, match="plays speaker"):
+        simulate("colors", "--seat", "speaker=colors_lexicon_speaker", "--seat", "listener=colors_lexicon_speaker")
+    with pytest.raises(CommandError, match="Unknown agent"):
+        simulate("colors", "--seat", "speaker=nobody", "--seat", "listener=colors_random_listener")
+
+
+def test_codraw_script_based_drawer_evaluation(tmp_path):
+    simulate("codraw", "--matches", "2", "--seat", "teller=codraw_rule_teller", "--seat", "drawer=codraw_rule_drawer",
+             "--batch", "recorded")
+    export = tmp_path / "CoDraw_recorded.json"
+    call_command("export", "--format", "codraw", "--batch", "recorded", "--output", str(export), stderr=io.StringIO())
+    data = json.loads(export.read_text())["data"]
+    assert len(data) == 2 and all(entry["dialog"] for entry in data.values())
+    text = simulate("codraw", "--matches", "2", "--content-file", str(export), "--config", '{"script_teller": true}',
+                    "--seat", "teller=codraw_script_teller", "--seat", "drawer=codraw_rule_drawer", "--json")
+    scores = [json.loads(line)["score"] for line in text.splitlines() if line.startswith("{")]
+    assert len(scores) == 2 and all(s > 3.5 for s in scores), scores
+    assert re.search(r"mean", text)
