@@ -50,3 +50,17 @@ def test_codraw_script_based_drawer_evaluation(tmp_path):
     scores = [json.loads(line)["score"] for line in text.splitlines() if line.startswith("{")]
     assert len(scores) == 2 and all(s > 3.5 for s in scores), scores
     assert re.search(r"mean", text)
+
+
+def test_guesswhich_versions_compared_with_mann_whitney(tmp_path):
+    for version in ("alice_exact", "alice_weak"):
+        text = simulate("guesswhich", "--matches", "3", "--seat", "questioner=qbot", "--seat", f"answerer={version}",
+                        "--batch", f"gw-{version}", "--seed", "40")
+        assert "mean rank" in text and "MRR" in text and "per-round mean coarse rank" in text
+    out = io.StringIO()
+    plot = tmp_path / "versions.png"
+    call_command("guesswhich_report", "--compare", "alice_exact", "alice_weak", "--plot", str(plot), stdout=out)
+    report = out.getvalue()
+    assert "== alice_exact" in report and "== alice_weak" in report
+    assert "Mann-Whitney U" in report and "p" in report.split("Mann-Whitney U")[1]
+    assert plot.stat().st_size > 1000
