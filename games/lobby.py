@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from games.models import Batch, Match, Participant, Seat
+from games.models import Batch, Content, Match, Participant, Seat
 from games.registry import get_game
 from games.services import SeatSpec, match_create
 
@@ -143,6 +143,17 @@ def _agent_for(batch: Batch, role: str) -> str:
     return name
 
 
+def _content_for(batch: Batch):
+    """The next item of the batch's content pool (the least used so far), or None to generate."""
+    if not batch.content_pool:
+        return None
+    from django.db.models import Count, Q
+
+    return (Content.objects.filter(pk__in=batch.content_pool)
+            .annotate(uses=Count("match", filter=Q(match__batch=batch)))
+            .order_by("uses", "pk").first())
+
+
 def _match_with_agents(batch: Batch, humans: dict[str, Participant]) -> Match:
     seats = {}
     for role in get_game(batch.game_id).roles:
@@ -150,7 +161,9 @@ def _match_with_agents(batch: Batch, humans: dict[str, Participant]) -> Match:
             seats[role] = SeatSpec(Seat.Kind.HUMAN, participant=humans[role])
         else:
             seats[role] = SeatSpec(Seat.Kind.AGENT, agent_name=_agent_for(batch, role))
-    match = match_create(game_id=batch.game_id, seats=seats, batch=batch)
+    content = _content_for(batch)
+    match = match_create(game_id=batch.game_id, seats=seats, batch=batch,
+                         content=content.data if content else None, content_ref=content)
     Participant.objects.filter(pk__in=[p.pk for p in humans.values()]).update(state=Participant.State.PLAYING)
     return match
 

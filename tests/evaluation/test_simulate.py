@@ -64,3 +64,33 @@ def test_guesswhich_versions_compared_with_mann_whitney(tmp_path):
     assert "== alice_exact" in report and "== alice_weak" in report
     assert "Mann-Whitney U" in report and "p" in report.split("Mann-Whitney U")[1]
     assert plot.stat().st_size > 1000
+
+
+def test_imported_codraw_scenes_feed_a_batch(tmp_path):
+    from games.lobby import lobby_poll
+    from games.models import Batch, Content, Participant
+    from games.codraw.scenes import parse_scene
+
+    simulate("codraw", "--matches", "2", "--seat", "teller=codraw_rule_teller", "--seat", "drawer=codraw_rule_drawer",
+             "--batch", "source")
+    export = tmp_path / "CoDraw_1_0.json"
+    call_command("export", "--format", "codraw", "--batch", "source", "--output", str(export), stderr=io.StringIO())
+    batch = Batch.objects.create(slug="codraw-imported", title="t", game_id="codraw_v1", pairing="human-human")
+    out = io.StringIO()
+    call_command("import_content", "codraw", str(export), "--batch", batch.slug, stdout=out)
+    assert "imported 2 codraw_v1 items" in out.getvalue()
+    batch.refresh_from_db()
+    assert len(batch.content_pool) == 2
+    targets = set(json.loads(export.read_text())["data"][k]["abs_t"] for k in json.loads(export.read_text())["data"])
+    people = [Participant.objects.create(batch=batch, platform="lab", worker_id=f"w{i}", state="waiting",
+                                         waiting_since="2026-01-01T00:00:00Z") for i in range(4)]
+    used = []
+    for p in people[::2]:
+        match = Match.objects.get(pk=lobby_poll(participant_id=p.pk).match_id)
+        assert match.content_ref_id in batch.content_pool
+        used.append(match.content_ref_id)
+        assert match.content == Content.objects.get(pk=match.content_ref_id).data
+        assert match.content["abs_t"] in targets and parse_scene(match.content["abs_t"]).placed
+    assert len(set(used)) == 2  # least-used first: both scenes are played
+    with pytest.raises(CommandError, match="Cannot read"):
+        call_command("import_content", "codraw", str(tmp_path / "missing.json"))
