@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.urls import path
 
 from games import views
+from games.clevr import views as clevr_views
+from games.codraw import views as codraw_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -10,8 +12,15 @@ urlpatterns = [
     path("p/<str:token>/status", views.participant_status, name="participant_status"),
     path("m/<uuid:match_id>/", views.match_play, name="match_play"),
     path("m/<uuid:match_id>/partner-gone", views.match_partner_gone, name="match_partner_gone"),
+    path("m/<uuid:match_id>/img/<str:image_id>.png", clevr_views.scene_image, name="clevr_scene_image"),
     path("research/", views.research_home, name="research_home"),
     path("research/batches/<slug:slug>/", views.research_batch, name="research_batch"),
     path("research/matches/<uuid:match_id>/", views.research_match, name="research_match"),
+    path("codraw/art-config.js", codraw_views.art_config_js, name="codraw_art_config"),
+    path("codraw/art/<str:name>", codraw_views.art_file, name="codraw_art_file"),
+    path("research/matches/<uuid:match_id>/codraw/target.svg", codraw_views.target_svg, name="codraw_target_svg"),
+    path("research/matches/<uuid:match_id>/codraw/round/<int:round_no>.svg", codraw_views.round_svg,
+         name="codraw_round_svg"),
+    path("research/matches/<uuid:match_id>/codraw/final.svg", codraw_views.final_svg, name="codraw_final_svg"),
     path("admin/", admin.site.urls),
 ]
