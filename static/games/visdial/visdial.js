@@ -1,0 +1,144 @@
+/* Visual-dialog chat in the browser (games/visdial/rules.py): the questioner sees the caption
+ * only and asks; the answerer sees the image and answers; strictly alternating, view.rounds_total
+ * rounds. Renders only the server's view; text is shown as text (GT.el). */
+(function () {
+  "use strict";
+  const S = window.GT_SEAT, el = GT.el;
+  const $ = (id) => document.getElementById(id);
+  const TEXT_CODES = new Set(["empty_message", "message_too_long", "answer_pending", "guess_required", "dialog_over",
+    "no_question", "bad_field"]);
+  const MAX_LEN = 200; // rules: questions and answers are 1-200 characters (the server checks too)
+  const Q = S.role === "questioner";
+  const WHAT = Q ? "question" : "answer";
+  let view = null, busy = false, aborted = false, goneTimer = null;
+
+  const imgUrl = (id, size) =>
+    `${S.imgBase}${encodeURIComponent(id)}.png?seat=${encodeURIComponent(S.token)}&size=${size}`;
+
+  function banner(text, kind) {
+    const b = $("banner");
+    b.hidden = !text; b.textContent = text || ""; b.className = "banner" + (kind ? " " + kind : "");
+    if (!text) delete b.dataset.presence;
+  }
+
+  function showError(message, code) {
+    const e = $("error");
+    e.textContent = message || "";
+    e.dataset.code = code || "";
+    // errors about the typed text are repeated next to the text box
+    $("form-error").textContent = TEXT_CODES.has(code) ? message : "";
+  }
+
+  function renderPending(v) {
+    const box = $("pending");
+    if (!box) return;
+    box.hidden = !v.pending_question || v.expects !== "answer" || aborted;
+    $("pending-text").textContent = v.pending_question || "";
+  }
+
+  function prompt(v) {
+    if (aborted) return ["This game has ended.", false];
+    if (v.phase === "done") return [`The dialog is complete: ${v.rounds_total} questions and answers. Thank you!`, false];
+    if (Q) {
+      return v.phase === "question"
+        ? [v.dialog.length ? `Ask question ${v.round} of ${v.rounds_total} about the image.`
+          : "Read the caption, then ask your first question about the image.", true]
+        : ["Waiting for your partner's answer…", false];
+    }
+    return v.phase === "answer" ? ["Answer your partner's question about the image.", true]
+      : [v.dialog.length ? "Waiting for your partner's next question…" : "Waiting for your partner's first question…", false];
+  }
+
+  function bubble(kind, who, text) {
+    return el("div", { class: "msg " + kind }, el("span", { class: "who", text: who }), el("span", { class: "text", text }));
+  }
+
+  function render(v) {
+    view = v;
+    $("round-label").textContent = `Round ${v.round} of ${v.rounds_total}`;
+    $("caption").textContent = v.caption;
+    const [text, acting] = prompt(v);
+    const p = $("prompt"); p.textContent = text; p.className = "prompt " + (acting ? "act" : "wait");
+    if (!Q && v.image) {
+      const img = $("scene-image"), src = imgUrl(v.image.id, "large");
+      if (img.getAttribute("src") !== src) img.src = src;
+    }
+    const chat = $("chat");
+    chat.replaceChildren();
+    if (!v.dialog.length) {
+      chat.append(el("div", { class: "msg system", text: Q ? "Your questions and your partner's answers will appear here."
+        : "Your partner's questions will appear here." }));
+    }
+    for (const d of v.dialog) {
+      chat.append(el("div", { class: "msg system round-sep", text: `Round ${d.round}` }));
+      chat.append(bubble(Q ? "mine q" : "theirs q", Q ? "You" : "Your partner", d.question));
+      if (d.answer !== null && d.answer !== undefined) chat.append(bubble(Q ? "theirs a" : "mine a", Q ? "Your partner" : "You", d.answer));
+      else if (Q) chat.append(el("div", { class: "msg theirs typing" }, el("span", { class: "who", text: "Your partner" }), "is answering…"));
+    }
+    chat.scrollTop = chat.scrollHeight;
+    renderPending(v);
+    const can = v.expects === (Q ? "question" : "answer") && !busy && !aborted;
+    const input = $("sendinput");
+    input.disabled = !can; $("send").disabled = !can;
+    input.placeholder = can ? (Q ? "Ask a question about the image…" : "Answer the question…")
+      : v.phase === "done" ? "" : Q ? "Waiting for the answer…" : "Waiting for a question…";
+    $("sendform").hidden = v.phase === "done" || aborted;
+    if (can && document.activeElement !== input) input.focus({ preventScroll: true });
+    if (v.phase === "done" || aborted) {
+      $("finished").hidden = false;
+      $("final").textContent = aborted ? "This game has ended." : "The dialog is complete. Thank you!";
+    }
+  }
+
+  const input = $("sendinput");
+  input.addEventListener("input", () => {
+    const n = input.value.trim().length;
+    $("counter").textContent = n ? `${n}/${MAX_LEN}` : "";
+    $("counter").style.color = n > MAX_LEN ? "var(--bad)" : "";
+  });
+  $("sendform").addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (!view || busy) return;
+    const text = input.value.trim();
+    if (!text) { showError(`Type your ${WHAT} first: it cannot be empty.`, "empty_message"); return; }
+    if (text.length > MAX_LEN) { showError(`Your ${WHAT} is ${text.length} characters long; the limit is ${MAX_LEN}.`, "message_too_long"); return; }
+    busy = true; showError("");
+    client.act({ type: Q ? "ask" : "answer", text });
+    input.value = ""; $("counter").textContent = "";
+    render(view);
+  });
+  $("end-gone").addEventListener("click", () => GT.partnerGone(S.matchId, S.token).then((r) => {
+    if (!r.ended) banner(r.message, "error");
+  }));
+
+  const client = new GT.SeatClient({
+    wsPath: S.wsPath, token: S.token,
+    onView: (v, msg) => {
+      if (msg && msg.status === "aborted") aborted = true;
+      if (v) { busy = false; render(v); }
+    },
+    onEvent: (ev) => {
+      if (ev.actor && ev.actor !== S.role && ev.actor !== "system" && $("banner").dataset.presence) {
+        clearTimeout(goneTimer); $("gone").hidden = true; banner("");   // the partner acted: they are back
+      }
+      if (ev.type === "agent_timed_out") banner(ev.payload.message);
+      else if (ev.type === "match_aborted") {
+        aborted = true;
+        banner(ev.payload.reason === "partner_left" ? "The game ended because your partner left." : "The game was stopped.");
+      }
+    },
+    onError: (e) => { busy = false; showError(e.message, e.code); if (view) render(view); },
+    onPresence: (p) => {
+      clearTimeout(goneTimer);
+      if (p.connected) { $("gone").hidden = true; if ($("banner").dataset.presence) banner(""); return; }
+      if (S.partnerIsAgent) return;
+      banner("Your partner's connection dropped; waiting for them to come back…");
+      $("banner").dataset.presence = "1";
+      goneTimer = setTimeout(() => { if (view && view.phase !== "done") $("gone").hidden = false; }, S.partnerGoneS * 1000);
+    },
+    onStatus: (s) => {
+      const c = $("conn"); c.textContent = s; c.className = "status-pill" + (s === "connected" ? "" : " bad");
+    },
+  });
+  window.gtClient = client;
+})();
