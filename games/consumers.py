@@ -68,9 +68,10 @@ class MatchConsumer(AsyncWebsocketConsumer):
         if self.seat is not None:
             group = group_for(self.seat.match_id)
             await self.channel_layer.group_discard(group, self.channel_name)
-            await db(services.seat_presence)(seat_id=self.seat.pk, connected=False)
-            await self.channel_layer.group_send(group, {"type": "match.presence", "role": self.seat.role,
-                                                        "connected": False})
+            remaining = await db(services.seat_presence)(seat_id=self.seat.pk, connected=False)
+            if remaining == 0:  # the seat's last connection closed (not a reload that reopened)
+                await self.channel_layer.group_send(group, {"type": "match.presence", "role": self.seat.role,
+                                                            "connected": False})
 
     async def send_json(self, data: dict) -> None:
         await self.send(text_data=json.dumps(data, separators=(",", ":")))

@@ -258,17 +258,22 @@ def match_time_up(*, match_id) -> str:
     return "already" if result.duplicate else "ended"
 
 
-def seat_presence(*, seat_id: int, connected: bool) -> None:
-    """Count open connections of a seat (for 'your partner left' handling)."""
+def seat_presence(*, seat_id: int, connected: bool) -> int:
+    """Count a seat's open connections (a reload opens the new one before the old one closes);
+    returns how many remain, so 'partner left' is only said when the last one closes."""
     from django.db.models import F
     from django.db.models.functions import Greatest
 
-    if connected:
-        Seat.objects.filter(pk=seat_id).update(connected=F("connected") + 1, last_seen_at=timezone.now(),
-                                               left_at=None)
-    else:
-        Seat.objects.filter(pk=seat_id).update(connected=Greatest(F("connected") - 1, 0),
-                                               last_seen_at=timezone.now(), left_at=timezone.now())
+    now = timezone.now()
+    with transaction.atomic():
+        if connected:
+            Seat.objects.filter(pk=seat_id).update(connected=F("connected") + 1, last_seen_at=now, left_at=None)
+        else:
+            Seat.objects.filter(pk=seat_id).update(connected=Greatest(F("connected") - 1, 0), last_seen_at=now)
+        seat = Seat.objects.only("connected").get(pk=seat_id)
+        if not connected and seat.connected == 0:
+            Seat.objects.filter(pk=seat_id).update(left_at=now)
+    return seat.connected
 
 
 def match_replay(match: Match) -> dict:

@@ -200,3 +200,23 @@ async def test_consumer_fills_a_gap_left_by_a_lost_notification():
     assert [e["payload"]["text"] for e in got["events"]] == ["lost", "seen"]
     assert [e["seq"] for e in got["events"]] == [lj["seq"] + 1, lj["seq"] + 2]
     await listener.disconnect()
+
+
+async def test_partner_told_only_when_last_connection_of_a_seat_closes():
+    match, seats = await make_match()
+    speaker, _ = await connect(match.id, seats["speaker"].token)
+    first, _ = await connect(match.id, seats["listener"].token)
+    second, _ = await connect(match.id, seats["listener"].token)  # a reload opens the new tab first
+    await first.disconnect()
+    await second.send_json_to({"type": "ping"})
+    await until(second, "pong")
+    msgs = []
+    while not await speaker.receive_nothing(timeout=0.3):
+        msgs.append(await speaker.receive_json_from())
+    assert not any(m["type"] == "presence" and m["connected"] is False for m in msgs)
+    await second.disconnect()
+    gone = await until(speaker, "presence")
+    while gone["connected"]:
+        gone = await until(speaker, "presence")
+    assert gone == {"type": "presence", "role": "listener", "connected": False}
+    await speaker.disconnect()
