@@ -25,6 +25,7 @@ from functools import partial
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.consumer import get_handler_name
 from django.conf import settings
 
 from games import selectors, services
@@ -57,6 +58,21 @@ class TokenBucket:
 class MatchConsumer(AsyncWebsocketConsumer):
     seat = None
     sent_seq = 0
+
+    async def dispatch(self, message):
+        """Channels' dispatch, without its per-message ``close_old_connections`` hop.
+
+        Channels 4 runs ``close_old_connections`` through the single thread-sensitive sync thread
+        before every handler, for every websocket frame and every group message. This consumer
+        never touches the database from the event loop's thread (all its queries run through
+        ``db(...)``, which closes stale connections in the worker thread itself), so that hop only
+        serialised every seat of the process behind one thread: seconds of delay under load
+        (docs/bench.md).
+        """
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self):
         self.match_id = self.scope["url_route"]["kwargs"]["match_id"]
