@@ -115,3 +115,27 @@ def _close_stray_connections(django_db_setup, django_db_blocker):
         with connection.cursor() as cur:
             cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                         "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
+def _retrying_fixture_teardown(original):
+    """Flush the test database, retrying when a server or worker process (still finishing an agent
+    turn of the test that just ended) makes PostgreSQL pick the TRUNCATE as a deadlock victim."""
+    from django.core.management.base import CommandError
+    from django.db import OperationalError
+
+    def teardown(self):
+        for attempt in range(5):
+            try:
+                return original(self)
+            except (CommandError, OperationalError):
+                if attempt == 4:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
+
+    return teardown
+
+
+def pytest_configure(config):
+    from django.test import TransactionTestCase
+
+    TransactionTestCase._fixture_teardown = _retrying_fixture_teardown(TransactionTestCase._fixture_teardown)
