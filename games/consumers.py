@@ -14,8 +14,9 @@ server -> client
   {"type": "error", "code", "message", "id"?}
   {"type": "presence", "role", "connected"}      (a partner's socket opened or closed)
 
-Events reach a seat in ``seq`` order with no gaps: the consumer remembers the last seq it sent and
-fills any gap (a dropped channel-layer message) from PostgreSQL before sending newer events.
+Events reach a seat in ``seq`` order with no gaps: the consumer remembers the last seq it sent,
+holds a batch that arrives ahead of a missing one for a moment (commits of two seats can publish
+out of order), and fills a gap that is still open then (a dropped message) from PostgreSQL.
 """
 from __future__ import annotations
 
@@ -55,9 +56,13 @@ class TokenBucket:
         return False
 
 
+REORDER_WAIT_S = 0.25
+
+
 class MatchConsumer(AsyncWebsocketConsumer):
     seat = None
     sent_seq = 0
+    gap_check_pending = False
 
     async def dispatch(self, message):
         """Channels' dispatch, without its per-message ``close_old_connections`` hop.
@@ -77,6 +82,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
     async def connect(self):
         self.match_id = self.scope["url_route"]["kwargs"]["match_id"]
         self.bucket = TokenBucket(settings.GT_WS_RATE, settings.GT_WS_BURST)
+        self.early: dict[int, dict] = {}
         set_main_loop(asyncio.get_running_loop())
         await self.accept()
 
@@ -186,25 +192,56 @@ class MatchConsumer(AsyncWebsocketConsumer):
             await self.send_json({"type": "presence", "role": message["role"], "connected": message["connected"]})
 
     async def match_events(self, message: dict) -> None:
-        """A committed batch of events from the channel layer (may arrive late, twice, or not at all)."""
-        if self.seat is None:
+        """A committed batch of events from the channel layer: it may arrive late, twice, out of
+        order (two seats' commits race to publish) or not at all.
+
+        Batches are sent in seq order. A batch that arrives ahead of a missing one waits up to
+        ``REORDER_WAIT_S`` for it; then the gap is filled from the log.
+        """
+        if self.seat is None or message["seq"] <= self.sent_seq:
             return
-        events = [e for e in message["events"] if e["seq"] > self.sent_seq]
-        if not events:
+        if message["events"][0]["seq"] > self.sent_seq + 1:
+            self.early[message["seq"]] = message
+            if not self.gap_check_pending:
+                self.gap_check_pending = True
+                loop = asyncio.get_running_loop()
+                loop.call_later(REORDER_WAIT_S, lambda: loop.create_task(
+                    self.channel_layer.send(self.channel_name, {"type": "match.gap_check"})))
             return
-        if events[0]["seq"] != self.sent_seq + 1:  # a notification was lost: fill from the log
-            snap = await db(selectors.seat_snapshot)(seat=self.seat, after_seq=self.sent_seq)
-            if snap["seq"] <= self.sent_seq:
-                return
-            self.sent_seq = snap["seq"]
-            if snap["reset"]:
-                return await self.send_json({"type": "joined", "role": self.seat.role,
-                                             "match_id": str(self.seat.match_id),
-                                             "game_id": self.seat.match.game_id, **snap})
-            return await self.send_json({"type": "events", "seq": snap["seq"], "status": snap["status"],
-                                         "view": snap["view"], "events": snap["events"]})
-        self.sent_seq = message["seq"]
+        await self._send_batch(message)
+        await self._send_early()
+
+    async def _send_batch(self, message: dict) -> None:
         role = self.seat.role
+        events = [e for e in message["events"] if e["seq"] > self.sent_seq]
+        self.sent_seq = message["seq"]
         await self.send_json({"type": "events", "seq": message["seq"], "status": message["status"],
                               "view": message["views"].get(role),
                               "events": [project_event(e, role) for e in events]})
+
+    async def _send_early(self) -> None:
+        """Send held batches that have become contiguous; drop ones already covered."""
+        while self.early:
+            first = min(self.early)
+            if first <= self.sent_seq:
+                del self.early[first]
+                continue
+            if self.early[first]["events"][0]["seq"] > self.sent_seq + 1:
+                return
+            await self._send_batch(self.early.pop(first))
+
+    async def match_gap_check(self, message: dict) -> None:
+        """The wait for a missing batch is over: read what is still missing from the log."""
+        self.gap_check_pending = False
+        if not self.early or self.seat is None:
+            return
+        self.early.clear()
+        snap = await db(selectors.seat_snapshot)(seat=self.seat, after_seq=self.sent_seq)
+        if snap["seq"] <= self.sent_seq:
+            return
+        self.sent_seq = snap["seq"]
+        if snap["reset"]:
+            return await self.send_json({"type": "joined", "role": self.seat.role, "match_id": str(self.seat.match_id),
+                                         "game_id": self.seat.match.game_id, **snap})
+        await self.send_json({"type": "events", "seq": snap["seq"], "status": snap["status"], "view": snap["view"],
+                              "events": snap["events"]})

@@ -8,9 +8,12 @@ ORM. Both keep the same invariants; the caller holds the transaction.
 from __future__ import annotations
 
 import json
+import os
+import threading
 import uuid
+from collections import OrderedDict
 
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from games.models import Match, MatchEvent
@@ -20,6 +23,42 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 def _pg() -> bool:
     return connection.vendor == "postgresql"
+
+
+class StateCache:
+    """The last state this process wrote or read per match, keyed by ``(match, seq)``.
+
+    States are never mutated (the rules contract), so a cached dict can be handed to the next
+    action as it is; a cache entry is only used when its seq equals the seq of the locked row,
+    so a write by another process simply misses. Saves reading and parsing the snapshot (the
+    largest cost of an action, docs/bench.md) whenever consecutive actions of a match reach the
+    same server process.
+    """
+
+    def __init__(self, size: int):
+        self.size = size
+        self._data: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, match_id, seq: int):
+        with self._lock:
+            hit = self._data.get(match_id)
+            if hit is None or hit[0] != seq:
+                return None
+            self._data.move_to_end(match_id)
+            return hit[1]
+
+    def put(self, match_id, seq: int, state: dict) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            self._data[match_id] = (seq, state)
+            self._data.move_to_end(match_id)
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+
+state_cache = StateCache(int(os.environ.get("GT_STATE_CACHE", "2000")))
 
 
 def lock_match(match_id) -> Match | None:
@@ -32,14 +71,18 @@ def lock_match(match_id) -> Match | None:
         return (Match.objects.select_for_update()
                 .only("id", "batch_id", "game_id", "state", "seq", "status", "agent_seats").filter(pk=key).first())
     with connection.cursor() as cur:
-        cur.execute("SELECT batch_id, game_id, state, seq, status, agent_seats FROM games_match "
-                    "WHERE id = %s FOR UPDATE", [key])
+        cur.execute("SELECT batch_id, game_id, seq, status, agent_seats FROM games_match WHERE id = %s FOR UPDATE",
+                    [key])
         row = cur.fetchone()
-    if row is None:
-        return None
-    batch_id, game_id, state, seq, status, agent_seats = row
-    match = Match(id=key, batch_id=batch_id, game_id=game_id, seq=seq, status=status,
-                  state=json.loads(state) if isinstance(state, str) else state,
+        if row is None:
+            return None
+        batch_id, game_id, seq, status, agent_seats = row
+        state = state_cache.get(key, seq)
+        if state is None:  # the row is locked: the snapshot cannot change under us
+            cur.execute("SELECT state FROM games_match WHERE id = %s", [key])
+            text = cur.fetchone()[0]
+            state = json.loads(text) if isinstance(text, str) else text
+    match = Match(id=key, batch_id=batch_id, game_id=game_id, seq=seq, status=status, state=state,
                   agent_seats=json.loads(agent_seats) if isinstance(agent_seats, str) else agent_seats)
     match._state.adding = False
     return match
@@ -86,3 +129,6 @@ def save_progress(match: Match, *, finished: bool) -> None:
         params += [match.status, match.finished_at]
     with connection.cursor() as cur:
         cur.execute(sql + " WHERE id = %s", params + [match.id])
+    # Cached only once the transaction commits: a rolled-back write must not be remembered.
+    match_id, seq, state = match.id, match.seq, match.state
+    transaction.on_commit(lambda: state_cache.put(match_id, seq, state))

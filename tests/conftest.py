@@ -5,6 +5,7 @@ or a worker use ``transactional_db`` so what they write is committed and visible
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -50,12 +51,11 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> Non
     raise RuntimeError(f"nothing listening on {port} after {timeout}s")
 
 
-@pytest.fixture(scope="session")
-def live_server_url(django_db_setup, django_db_blocker):
-    """uvicorn serving the ASGI app (HTTP + websockets) on the test database."""
+@contextlib.contextmanager
+def running_server(env: dict, log_name: str = ""):
+    """uvicorn serving the ASGI app (HTTP + websockets) with ``env``; yields its base URL."""
     port = free_port()
-    env = child_env()
-    log = open(ROOT / "var" / "test-server.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
+    log = open(ROOT / "var" / log_name, "w") if log_name and (ROOT / "var").is_dir() else subprocess.DEVNULL
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "groundtalk_web.asgi:application", "--host", "127.0.0.1",
          "--port", str(port), "--log-level", "warning", "--ws-max-size", "65536"],
@@ -66,6 +66,13 @@ def live_server_url(django_db_setup, django_db_blocker):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def live_server_url(django_db_setup, django_db_blocker):
+    """uvicorn on the test database."""
+    with running_server(child_env(), "test-server.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

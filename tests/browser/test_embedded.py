@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ..conftest import ROOT, free_port, wait_for_port
+from ..conftest import ROOT, running_server
 from .conftest import SCREENS
 
 pytestmark = pytest.mark.browser
@@ -20,16 +20,8 @@ def embedded_server(tmp_path):
     env["SQLITE_PATH"] = str(tmp_path / "embedded.sqlite3")
     for cmd in (["migrate", "-v0"], ["gt_demo"]):
         subprocess.run([sys.executable, "manage.py", *cmd], cwd=ROOT, env=env, check=True, capture_output=True)
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "groundtalk_web.asgi:application", "--port", str(port),
-                             "--log-level", "warning"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with running_server(env) as url:
+        yield url
 
 
 def test_embedded_human_listens_to_agent_speaker(embedded_server, browser):

@@ -273,12 +273,9 @@ def test_human_teller_with_rule_drawer_agent(live_server_url, browser, celery_wo
 def png_art_server(tmp_path):
     """A second server whose GT_CODRAW_ART_DIR holds stand-ins for the Abstract Scenes PNGs
     (solid rectangles of known sizes; the real files are not redistributable)."""
-    import subprocess
-    import sys
-
     from tests.codraw_ui.test_codraw_views import png_bytes
 
-    from ..conftest import ROOT, child_env, free_port, wait_for_port
+    from ..conftest import child_env, running_server
 
     art = tmp_path / "Pngs"
     art.mkdir()
@@ -288,16 +285,8 @@ def png_art_server(tmp_path):
     (art / "background.png").write_bytes(png_bytes(500, 400, (120, 200, 120, 255)))
     env = child_env()
     env["GT_CODRAW_ART_DIR"] = str(art)
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "groundtalk_web.asgi:application", "--host", "127.0.0.1",
-                             "--port", str(port), "--log-level", "warning"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with running_server(env) as url:
+        yield url
 
 
 def test_original_pngs_when_the_server_has_them(png_art_server, browser):

@@ -182,6 +182,31 @@ async def test_reconnect_resumes_with_exactly_the_missed_events():
     await speaker.disconnect()
 
 
+async def test_out_of_order_batches_are_sent_in_seq_order_without_reading_the_log():
+    match, seats = await make_match()
+    listener, lj = await connect(match.id, seats["listener"].token)
+    from games.services import match_apply_action
+    from unittest import mock
+
+    sent = []
+    with mock.patch("games.broadcast.broadcast_events", side_effect=lambda **kw: sent.append(kw)):
+        for text in ("one", "two"):
+            await database_sync_to_async(match_apply_action)(match_id=match.id, role="speaker",
+                                                             action={"type": "chat", "text": text})
+    from games.broadcast import broadcast_events
+    from games import selectors
+
+    with mock.patch.object(selectors, "seat_snapshot", side_effect=AssertionError("read the log")):
+        await database_sync_to_async(broadcast_events)(**sent[1])   # seq n+2 first
+        await asyncio.sleep(0.05)
+        await database_sync_to_async(broadcast_events)(**sent[0])   # then seq n+1
+        first = await until(listener, "events")
+        second = await until(listener, "events")
+    assert [e["payload"]["text"] for e in first["events"] + second["events"]] == ["one", "two"]
+    assert second["view"]["messages"][-1]["text"] == "two"
+    await listener.disconnect()
+
+
 async def test_consumer_fills_a_gap_left_by_a_lost_notification():
     """Channels may drop a message: the consumer notices the seq gap and reads the log."""
     match, seats = await make_match()

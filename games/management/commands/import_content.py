@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from games.management.commands.simulate import resolve_game
+from games.management.commands.simulate import load_content_file, resolve_game
 from games.models import Batch, Content
 
 
@@ -25,13 +25,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         game = resolve_game(opts["game"])
-        importer = getattr(game.content, "import_file", None)
-        if importer is None:
-            raise CommandError(f"{game.id} has no content importer")
-        try:
-            items = importer(opts["file"])
-        except (OSError, ValueError) as exc:
-            raise CommandError(f"Cannot read {opts['file']}: {exc}") from None
+        items = load_content_file(game, opts["file"])
         if opts["limit"]:
             items = items[:opts["limit"]]
         batch = None

@@ -26,6 +26,20 @@ def resolve_game(name: str):
     raise CommandError(f"Unknown game {name!r}; known: {', '.join(sorted(GAMES))}")
 
 
+def load_content_file(game, path: str) -> list[dict]:
+    """Content items from a recorded file, through the game's ``content.import_file``."""
+    importer = getattr(game.content, "import_file", None)
+    if importer is None:
+        raise CommandError(f"{game.id} cannot import content files")
+    try:
+        items = importer(path)
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"Cannot read {path}: {exc}") from None
+    if not items:
+        raise CommandError(f"{path} holds no playable content")
+    return items
+
+
 def play_match(match: Match, agents: dict[str, str], max_steps: int = 100_000) -> Match:
     """Drive every seat with its agent until the game ends (each move through the service)."""
     rules = get_game(match.game_id).rules
@@ -89,17 +103,7 @@ class Command(BaseCommand):
             batch, _ = Batch.objects.get_or_create(
                 slug=opts["batch"], defaults={"title": opts["batch"], "game_id": game.id,
                                               "pairing": Batch.Pairing.AGENT_AGENT, "agents": seats})
-        items = None
-        if opts["content_file"]:
-            importer = getattr(game.content, "import_file", None)
-            if importer is None:
-                raise CommandError(f"{game.id} cannot import content files")
-            try:
-                items = importer(opts["content_file"])
-            except (OSError, ValueError) as exc:
-                raise CommandError(f"Cannot read {opts['content_file']}: {exc}") from None
-            if not items:
-                raise CommandError(f"{opts['content_file']} holds no playable content")
+        items = load_content_file(game, opts["content_file"]) if opts["content_file"] else None
         outcomes = []
         for i in tqdm(range(opts["matches"]), desc=f"{game.id} matches", unit="match", disable=opts["matches"] < 2):
             content = items[i % len(items)] if items else None
