@@ -20,9 +20,12 @@ out of order), and fills a gap that is still open then (a dropped message) from 
 """
 from __future__ import annotations
 
-import json
+import asyncio
+import logging
 import time
 from functools import partial
+
+import orjson
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -31,14 +34,13 @@ from django.conf import settings
 
 from games import selectors, services
 from games.base import IllegalAction
-import asyncio
-
 from games.broadcast import group_for, set_main_loop
 from games.services import project_event
 
 # Database work runs in a thread pool, not the single thread-sensitive thread, so one slow
 # query does not hold up every seat of the process.
 db = partial(database_sync_to_async, thread_sensitive=False)
+logger = logging.getLogger(__name__)
 
 
 class TokenBucket:
@@ -83,6 +85,8 @@ class MatchConsumer(AsyncWebsocketConsumer):
         self.match_id = self.scope["url_route"]["kwargs"]["match_id"]
         self.bucket = TokenBucket(settings.GT_WS_RATE, settings.GT_WS_BURST)
         self.early: dict[int, dict] = {}
+        self.action_lock = asyncio.Lock()
+        self.action_tasks: set[asyncio.Task] = set()
         set_main_loop(asyncio.get_running_loop())
         await self.accept()
 
@@ -96,7 +100,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
                                                             "connected": False})
 
     async def send_json(self, data: dict) -> None:
-        await self.send(text_data=json.dumps(data, separators=(",", ":")))
+        await self.send(text_data=orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode())
 
     async def error(self, code: str, message: str, action_id=None) -> None:
         data = {"type": "error", "code": code, "message": message}
@@ -110,8 +114,8 @@ class MatchConsumer(AsyncWebsocketConsumer):
         if len(text_data) > settings.GT_WS_MAX_FRAME:
             return await self.error("too_large", f"A message may be at most {settings.GT_WS_MAX_FRAME} bytes.")
         try:
-            message = json.loads(text_data)
-        except ValueError:
+            message = orjson.loads(text_data)
+        except orjson.JSONDecodeError:
             return await self.error("bad_json", "That was not valid JSON.")
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
             return await self.error("bad_message", "A message must be a JSON object with a \"type\".")
@@ -170,6 +174,15 @@ class MatchConsumer(AsyncWebsocketConsumer):
         await self.send_json({"type": "pong", "seq": self.sent_seq})
 
     async def on_action(self, message: dict) -> None:
+        """Check the envelope here; apply the action in a task of its own.
+
+        Channels hands a consumer one message at a time. Were the action awaited here, the
+        partner's events (``match_events``) for this seat would wait behind this seat's own
+        PostgreSQL transaction. So the action runs as a task; the seat's actions still run one at a
+        time and in the order they arrived (``action_lock``), and the task is not cancelled when
+        the socket closes: an action that reached the server is applied even if its ack cannot be
+        delivered (the client re-sends it on reconnect and gets ``duplicate: true``).
+        """
         action_id = message.get("id")
         if self.seat is None:
             return await self.error("not_joined", "Join a seat first.", action_id)
@@ -177,14 +190,23 @@ class MatchConsumer(AsyncWebsocketConsumer):
             return await self.error("bad_action_id", "Every action needs an \"id\": text of 1 to 64 characters.")
         if not self.bucket.take():
             return await self.error("rate_limited", "Too many actions at once; slow down.", action_id)
+        task = asyncio.get_running_loop().create_task(self._apply_action(action_id, message.get("action")))
+        self.action_tasks.add(task)
+        task.add_done_callback(self.action_tasks.discard)
+
+    async def _apply_action(self, action_id: str, action) -> None:
+        async with self.action_lock:
+            try:
+                result = await db(services.match_apply_action)(
+                    match_id=self.seat.match_id, role=self.seat.role, action=action, client_action_id=action_id)
+            except IllegalAction as exc:
+                reply = {"type": "error", "code": exc.code, "message": exc.message, "id": action_id}
+            else:
+                reply = {"type": "ack", "id": action_id, "seq": result.last_seq, "duplicate": result.duplicate}
         try:
-            result = await db(services.match_apply_action)(
-                match_id=self.seat.match_id, role=self.seat.role, action=message.get("action"),
-                client_action_id=action_id)
-        except IllegalAction as exc:
-            return await self.error(exc.code, exc.message, action_id)
-        await self.send_json({"type": "ack", "id": action_id, "seq": result.last_seq,
-                              "duplicate": result.duplicate})
+            await self.send_json(reply)
+        except Exception:  # the socket closed meanwhile; the action stands, the client re-sends it
+            logger.info("ack for %s not delivered: connection closed", action_id)
 
     async def match_presence(self, message: dict) -> None:
         """A partner's connection opened or closed (not logged: presence is not part of the game)."""

@@ -7,18 +7,28 @@ ORM. Both keep the same invariants; the caller holds the transaction.
 """
 from __future__ import annotations
 
-import json
 import os
 import threading
 import uuid
 from collections import OrderedDict
 
+import orjson
 from django.db import connection, transaction
 from django.utils import timezone
 
 from games.models import Match, MatchEvent
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+
+def _dumps(value) -> str:
+    # orjson: a tenth of the time of the standard library's encoder on a 15 KB snapshot, and a third
+    # of its decoder (docs/bench.md); non-string dict keys become strings as json.dumps makes them.
+    return orjson.dumps(value, option=_OPTIONS).decode()
+
+
+def _loads(value):
+    return orjson.loads(value) if isinstance(value, (str, bytes)) else value
 
 
 def _pg() -> bool:
@@ -80,10 +90,9 @@ def lock_match(match_id) -> Match | None:
         state = state_cache.get(key, seq)
         if state is None:  # the row is locked: the snapshot cannot change under us
             cur.execute("SELECT state FROM games_match WHERE id = %s", [key])
-            text = cur.fetchone()[0]
-            state = json.loads(text) if isinstance(text, str) else text
+            state = _loads(cur.fetchone()[0])
     match = Match(id=key, batch_id=batch_id, game_id=game_id, seq=seq, status=status, state=state,
-                  agent_seats=json.loads(agent_seats) if isinstance(agent_seats, str) else agent_seats)
+                  agent_seats=_loads(agent_seats))
     match._state.adding = False
     return match
 

@@ -162,7 +162,8 @@ class Seat(models.Model):
 class MatchEvent(models.Model):
     """One fact in a match's log. ``action`` is set on the first event an accepted action produced."""
 
-    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="events")
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="events",
+                              db_index=False)  # event_unique_seq (match, seq) serves lookups by match
     seq = models.PositiveIntegerField()
     type = models.CharField(max_length=64)
     actor = models.CharField(max_length=32)

@@ -76,7 +76,12 @@ TEMPLATES = [
 ]
 
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=600, conn_health_checks=True)}
+    # Persistent connections without a health check: Django's check is a ``SELECT 1`` before the first
+    # query of every ``database_sync_to_async`` call, one extra round trip per player action
+    # (docs/bench.md). A connection that breaks fails that one call (the client re-sends its pending
+    # action) and is then dropped by ``close_old_connections``. GT_DB_HEALTH_CHECKS=1 turns it back on.
+    DATABASES = {"default": dj_database_url.parse(
+        DATABASE_URL, conn_max_age=600, conn_health_checks=os.environ.get("GT_DB_HEALTH_CHECKS", "0") == "1")}
     if os.environ.get("GT_TEST_DB_NAME"):  # lets several test runs share one PostgreSQL
         DATABASES["default"]["TEST"] = {"NAME": os.environ["GT_TEST_DB_NAME"]}
 else:
@@ -94,17 +99,19 @@ if REDIS_URL:
     CHANNEL_LAYER_BACKEND = os.environ.get("GT_CHANNEL_LAYER", "pubsub")
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": (
-                "channels_redis.pubsub.RedisPubSubChannelLayer"
-                if CHANNEL_LAYER_BACKEND == "pubsub"
-                else "channels_redis.core.RedisChannelLayer"
-            ),
+            # pubsub: channels_redis's pub/sub layer with publishes side by side (games/channel_layer.py);
+            # pubsub-stock: that layer as channels_redis ships it; core: its list-based layer.
+            "BACKEND": {
+                "pubsub": "games.channel_layer.ConcurrentPublishChannelLayer",
+                "pubsub-stock": "channels_redis.pubsub.RedisPubSubChannelLayer",
+                "core": "channels_redis.core.RedisChannelLayer",
+            }[CHANNEL_LAYER_BACKEND],
             # redis-py's asyncio pool defaults to 100 connections and raises when full.
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "max_connections": int(os.environ.get("GT_REDIS_POOL", "1000"))}]
-                if CHANNEL_LAYER_BACKEND == "pubsub"
+                if CHANNEL_LAYER_BACKEND != "core"
                 else [REDIS_URL],
-                **({"capacity": 1000, "expiry": 60} if CHANNEL_LAYER_BACKEND != "pubsub" else {}),
+                **({"capacity": 1000, "expiry": 60} if CHANNEL_LAYER_BACKEND == "core" else {}),
             },
         }
     }

@@ -58,7 +58,8 @@ def running_server(env: dict, log_name: str = ""):
     log = open(ROOT / "var" / log_name, "w") if log_name and (ROOT / "var").is_dir() else subprocess.DEVNULL
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "groundtalk_web.asgi:application", "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "warning", "--ws-max-size", "65536"],
+         "--port", str(port), "--log-level", "warning", "--ws-max-size", "65536",
+         "--ws-per-message-deflate", "false"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for_port(port, proc)

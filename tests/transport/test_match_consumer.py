@@ -245,3 +245,41 @@ async def test_partner_told_only_when_last_connection_of_a_seat_closes():
         gone = await until(speaker, "presence")
     assert gone == {"type": "presence", "role": "listener", "connected": False}
     await speaker.disconnect()
+
+
+async def test_a_burst_of_actions_is_applied_in_the_order_sent_and_acked_in_that_order():
+    """Actions run as tasks (so partner events are not held up behind them), one at a time per seat."""
+    match, seats = await make_match()
+    speaker, _ = await connect(match.id, seats["speaker"].token)
+    for i in range(8):
+        await speaker.send_json_to({"type": "action", "id": f"b{i}", "action": {"type": "chat", "text": f"m{i}"}})
+    acks = []
+    while len(acks) < 8:
+        msg = await speaker.receive_json_from(timeout=5)
+        if msg["type"] == "ack":
+            acks.append(msg)
+    assert [a["id"] for a in acks] == [f"b{i}" for i in range(8)]
+    assert [a["seq"] for a in acks] == sorted(a["seq"] for a in acks)
+    texts = await database_sync_to_async(lambda: list(
+        MatchEvent.objects.filter(match_id=match.id, type="message_sent").order_by("seq")
+        .values_list("payload__text", flat=True)))()
+    assert texts == [f"m{i}" for i in range(8)]
+    await speaker.disconnect()
+
+
+async def test_an_action_whose_socket_closes_at_once_is_still_applied():
+    match, seats = await make_match()
+    speaker, _ = await connect(match.id, seats["speaker"].token)
+    await speaker.send_json_to({"type": "action", "id": "gone", "action": {"type": "chat", "text": "still here"}})
+    await speaker.disconnect()
+    for _ in range(100):
+        _, _, events = await snapshot(match.id)
+        if any(kind == "message_sent" for _, kind in events):
+            break
+        await asyncio.sleep(0.05)
+    assert any(kind == "message_sent" for _, kind in events)
+    again, _ = await connect(match.id, seats["speaker"].token)
+    await again.send_json_to({"type": "action", "id": "gone", "action": {"type": "chat", "text": "still here"}})
+    ack = await until(again, "ack")
+    assert ack["duplicate"] is True  # the re-sent action is recognised, not applied twice
+    await again.disconnect()
