@@ -1,8 +1,9 @@
 """The hot-path reads and writes of ``match_apply_action``.
 
-On PostgreSQL these are four hand-written statements (lock the match row, look up a repeated
-client action, insert the events, update the snapshot): the ORM's query building was about a
-third of the CPU an action cost (docs/bench.md). Other databases (the embedded SQLite) use the
+On PostgreSQL these are three hand-written statements, so three round trips and a commit: lock the
+match row (with the snapshot, unless this process holds the current one), look up a repeated
+client action, and append the events with the new snapshot in one statement. The ORM's query
+building was about a third of the CPU an action cost (docs/bench.md). Other databases (the embedded SQLite) use the
 ORM. Both keep the same invariants; the caller holds the transaction.
 """
 from __future__ import annotations
@@ -58,6 +59,11 @@ class StateCache:
             self._data.move_to_end(match_id)
             return hit[1]
 
+    def peek(self, match_id):
+        """``(seq, state)`` of the entry for this match, whatever its seq, or ``(None, None)``."""
+        with self._lock:
+            return self._data.get(match_id, (None, None))
+
     def put(self, match_id, seq: int, state: dict) -> None:
         if self.size <= 0:
             return
@@ -80,17 +86,19 @@ def lock_match(match_id) -> Match | None:
     if not _pg():
         return (Match.objects.select_for_update()
                 .only("id", "batch_id", "game_id", "state", "seq", "status", "agent_seats").filter(pk=key).first())
+    cached_seq, cached_state = state_cache.peek(key)
     with connection.cursor() as cur:
-        cur.execute("SELECT batch_id, game_id, seq, status, agent_seats FROM games_match WHERE id = %s FOR UPDATE",
-                    [key])
+        # One round trip: the snapshot comes back only when this process's copy is not the current
+        # one. The CASE is evaluated on the row version the lock returns (PostgreSQL re-reads a row
+        # that changed while it waited), so a hit is never stale.
+        cur.execute("SELECT batch_id, game_id, seq, status, agent_seats, "
+                    "CASE WHEN seq = %s THEN NULL ELSE state END FROM games_match WHERE id = %s FOR UPDATE",
+                    [-1 if cached_seq is None else cached_seq, key])
         row = cur.fetchone()
         if row is None:
             return None
-        batch_id, game_id, seq, status, agent_seats = row
-        state = state_cache.get(key, seq)
-        if state is None:  # the row is locked: the snapshot cannot change under us
-            cur.execute("SELECT state FROM games_match WHERE id = %s", [key])
-            state = _loads(cur.fetchone()[0])
+        batch_id, game_id, seq, status, agent_seats, text = row
+        state = cached_state if text is None and seq == cached_seq else _loads(text)
     match = Match(id=key, batch_id=batch_id, game_id=game_id, seq=seq, status=status, state=state,
                   agent_seats=_loads(agent_seats))
     match._state.adding = False
@@ -110,19 +118,54 @@ def previous_action_seq(match_id, role: str, client_action_id: str) -> int | Non
     return row[0] if row else None
 
 
-def insert_events(rows: list[MatchEvent]) -> None:
+def write_action(match: Match, rows: list[MatchEvent], *, finished: bool) -> None:
+    """Append an action's events and store the new snapshot, seq and outcome (and the end, when
+    ``finished``). On PostgreSQL one statement (the insert as a data-modifying CTE of the update),
+    so one round trip."""
     if not _pg():
-        MatchEvent.objects.bulk_create(rows)
+        insert_events(rows)
+        save_progress(match, finished=finished)
         return
+    insert_sql, insert_params = _insert_sql(rows)
+    update_sql, update_params = _update_sql(match, finished)
+    with connection.cursor() as cur:
+        cur.execute(f"WITH appended AS ({insert_sql}) {update_sql}", insert_params + update_params)
+    _cache_on_commit(match)
+
+
+def _insert_sql(rows: list[MatchEvent]) -> tuple[str, list]:
     values, params = [], []
     for r in rows:
         values.append("(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s, %s)")
         params += [r.match_id, r.seq, r.type, r.actor, _dumps(r.payload),
                    None if r.private is None else _dumps(r.private),
                    None if r.action is None else _dumps(r.action), r.client_action_id, r.t]
+    return ("INSERT INTO games_matchevent (match_id, seq, type, actor, payload, private, action, "
+            "client_action_id, t) VALUES " + ", ".join(values)), params
+
+
+def _update_sql(match: Match, finished: bool) -> tuple[str, list]:
+    sql = "UPDATE games_match SET state = %s::jsonb, seq = %s, outcome = %s::jsonb, updated_at = %s"
+    params = [_dumps(match.state), match.seq, _dumps(match.outcome), timezone.now()]
+    if finished:
+        sql += ", status = %s, finished_at = %s"
+        params += [match.status, match.finished_at]
+    return sql + " WHERE id = %s", params + [match.id]
+
+
+def _cache_on_commit(match: Match) -> None:
+    # Cached only once the transaction commits: a rolled-back write must not be remembered.
+    match_id, seq, state = match.id, match.seq, match.state
+    transaction.on_commit(lambda: state_cache.put(match_id, seq, state))
+
+
+def insert_events(rows: list[MatchEvent]) -> None:
+    if not _pg():
+        MatchEvent.objects.bulk_create(rows)
+        return
+    sql, params = _insert_sql(rows)
     with connection.cursor() as cur:
-        cur.execute("INSERT INTO games_matchevent (match_id, seq, type, actor, payload, private, action, "
-                    "client_action_id, t) VALUES " + ", ".join(values), params)
+        cur.execute(sql, params)
 
 
 def save_progress(match: Match, *, finished: bool) -> None:
@@ -131,13 +174,7 @@ def save_progress(match: Match, *, finished: bool) -> None:
         fields = ["state", "seq", "outcome", "updated_at"] + (["status", "finished_at"] if finished else [])
         match.save(update_fields=fields)
         return
-    sql = "UPDATE games_match SET state = %s::jsonb, seq = %s, outcome = %s::jsonb, updated_at = %s"
-    params = [_dumps(match.state), match.seq, _dumps(match.outcome), timezone.now()]
-    if finished:
-        sql += ", status = %s, finished_at = %s"
-        params += [match.status, match.finished_at]
+    sql, params = _update_sql(match, finished)
     with connection.cursor() as cur:
-        cur.execute(sql + " WHERE id = %s", params + [match.id])
-    # Cached only once the transaction commits: a rolled-back write must not be remembered.
-    match_id, seq, state = match.id, match.seq, match.state
-    transaction.on_commit(lambda: state_cache.put(match_id, seq, state))
+        cur.execute(sql, params)
+    _cache_on_commit(match)

@@ -192,7 +192,6 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
             rows += _rows(match, match.seq + 1, [notice], actor=SYSTEM, t=t)
         rows += _rows(match, match.seq + 1 + len(rows), events, actor=role, t=t, action=stamped,
                       client_action_id=client_action_id)
-        match_store.insert_events(rows)
         match.state = new_state
         match.seq = rows[-1].seq
         match.outcome = spec.rules.outcome(new_state)
@@ -201,7 +200,7 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
             match.status = Match.Status.FINISHED
             match.finished_at = timezone.now()
             _participants_after_match(match)
-        match_store.save_progress(match, finished=finished)
+        match_store.write_action(match, rows, finished=finished)
         _after_commit(match, rows)
     return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
 
