@@ -183,6 +183,16 @@ class MatchConsumer(AsyncWebsocketConsumer):
         the socket closes: an action that reached the server is applied even if its ack cannot be
         delivered (the client re-sends it on reconnect and gets ``duplicate: true``).
         """
+        action_id = await self._accept_action(message)
+        if action_id is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._apply_action(action_id, message.get("action")))
+        self.action_tasks.add(task)
+        task.add_done_callback(self.action_tasks.discard)
+
+    async def _accept_action(self, message: dict) -> str | None:
+        """The action's id if the envelope is acceptable (joined, an id, within the rate); else
+        the error is sent and None returned."""
         action_id = message.get("id")
         if self.seat is None:
             return await self.error("not_joined", "Join a seat first.", action_id)
@@ -190,9 +200,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
             return await self.error("bad_action_id", "Every action needs an \"id\": text of 1 to 64 characters.")
         if not self.bucket.take():
             return await self.error("rate_limited", "Too many actions at once; slow down.", action_id)
-        task = asyncio.get_running_loop().create_task(self._apply_action(action_id, message.get("action")))
-        self.action_tasks.add(task)
-        task.add_done_callback(self.action_tasks.discard)
+        return action_id
 
     async def _apply_action(self, action_id: str, action) -> None:
         async with self.action_lock:

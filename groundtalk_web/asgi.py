@@ -15,3 +15,8 @@ application = ProtocolTypeRouter({
     "http": django_asgi_app,
     "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
 })
+
+import games.consumers  # noqa: E402,F401  (loaded now, so the freeze below covers it)
+from groundtalk_web import gc_tuning  # noqa: E402
+
+gc_tuning.apply()

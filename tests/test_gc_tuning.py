@@ -1,0 +1,35 @@
+"""groundtalk_web.gc_tuning, in fresh interpreters (it changes the collector of the process it runs in)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = ("import gc; from groundtalk_web import gc_tuning; print(gc_tuning.apply()); "
+         "print(gc.get_threshold(), gc.get_freeze_count() > 0)")
+
+
+def probe(value: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "GT_GC_THRESHOLD"}
+    if value is not None:
+        env["GT_GC_THRESHOLD"] = value
+    return subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True)
+
+
+def test_server_default_freezes_startup_objects_and_raises_the_thresholds():
+    out = probe(None)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "(50000, 20, 10) True"
+
+
+def test_thresholds_come_from_the_environment_and_default_means_cpython_settings():
+    assert probe("1000,5,5").stdout.splitlines()[-1] == "(1000, 5, 5) True"
+    assert probe("default").stdout.splitlines()[-1] == "(700, 10, 10) False"
+
+
+def test_a_bad_setting_is_refused_clearly():
+    for bad in ("50000,20", "a,b,c", "0,10,10"):
+        out = probe(bad)
+        assert out.returncode != 0 and "GT_GC_THRESHOLD" in out.stderr, (bad, out.stderr)
