@@ -16,15 +16,17 @@ VIEWPORT = {"width": 1366, "height": 768}
 @pytest.fixture
 def open_seat(live_server_url, browser):  # noqa: F811
     """open_seat(match, seat) -> a Playwright page on that seat's game page (1366x768)."""
-    contexts = []
+    contexts, script_errors = [], []
 
     def _open(match, seat, viewport=VIEWPORT):
         ctx = browser.new_context(viewport=viewport)
         contexts.append(ctx)
         page = ctx.new_page()
+        page.on("pageerror", lambda exc: script_errors.append(f"{seat.role}: {exc}"))
         page.goto(f"{live_server_url}/m/{match.id}/?seat={seat.token}")
         return page
 
     yield _open
     for ctx in contexts:
         ctx.close()
+    assert not script_errors, script_errors   # the pages ran without a script error

@@ -210,6 +210,9 @@ def test_two_people_chat_in_visual_dialog_with_a_reload(live_server_url, open_se
             a.wait_for_selector(".msg.q >> nth=1")
             assert a.locator(".msg.q").count() == 2 and a.locator(".msg.a").count() == 1
             assert a.inner_text("#round-label") == "Round 2 of 3"
+            # a "connection dropped" notice the reload may have shown the questioner is gone again
+            q.wait_for_selector("#banner", state="hidden")
+            assert q.locator("#gone").is_hidden()
             a.screenshot(path=str(SCREENS / "visdial-answerer.png"))
         a.fill("#sendinput", answer)
         a.click("#send")

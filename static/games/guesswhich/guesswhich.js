@@ -8,11 +8,8 @@
  */
 (function () {
   "use strict";
-  const S = window.GT_SEAT, el = GT.el;
-  const $ = (id) => document.getElementById(id);
-  const TEXT_CODES = new Set(["empty_message", "message_too_long", "answer_pending", "guess_required", "dialog_over",
-    "no_question", "bad_field"]);
-  const MAX_LEN = 200; // rules: questions and answers are 1-200 characters (the server checks too)
+  const S = window.GT_SEAT, el = GT.el, P = GT.dialogPage;
+  const { $, MAX_LEN, showError } = P;
   const Q = S.role === "questioner";
   const partner = S.partnerName || "your partner";
   const Partner = partner.charAt(0).toUpperCase() + partner.slice(1);
@@ -24,33 +21,11 @@
     accuracy: "The answers were accurate",
     consistency: "The answers were consistent with each other",
   };
-  let view = null, busy = false, goneTimer = null, tiles = null, ratingsBuilt = false, aborted = false;
+  let view = null, busy = false, tiles = null, ratingsBuilt = false, aborted = false;
 
-  const imgUrl = (id, size) =>
-    `${S.imgBase}${encodeURIComponent(id)}.png?seat=${encodeURIComponent(S.token)}&size=${size}`;
+  const imgUrl = (id, size) => P.imgUrl(S, id, size);
 
   for (const n of document.querySelectorAll(".partner-name")) n.textContent = partner;
-
-  function banner(text, kind) {
-    const b = $("banner");
-    b.hidden = !text; b.textContent = text || ""; b.className = "banner" + (kind ? " " + kind : "");
-    if (!text) delete b.dataset.presence;
-  }
-
-  function showError(message, code) {
-    const e = $("error");
-    e.textContent = message || "";
-    e.dataset.code = code || "";
-    // errors about the typed text are repeated next to the text box
-    $("form-error").textContent = TEXT_CODES.has(code) ? message : "";
-  }
-
-  function renderPending(v) {
-    const box = $("pending");
-    if (!box) return;
-    box.hidden = !v.pending_question || v.expects !== "answer" || aborted;
-    $("pending-text").textContent = v.pending_question || "";
-  }
 
   function setPrompt(text, acting) {
     const p = $("prompt");
@@ -302,7 +277,7 @@
     }
     renderChat(v);
     renderResult(v);
-    renderPending(v);
+    P.renderPending(v, aborted);
     if (v.phase === "done" || aborted) {
       $("finished").hidden = false;
       let final = "This game is over. Thank you!";
@@ -371,42 +346,19 @@
     wireTextForm("answerform", "answerinput", "answer");
   }
 
-  $("end-gone").addEventListener("click", () => GT.partnerGone(S.matchId, S.token).then((r) => {
-    if (!r.ended) banner(r.message, "error");
-  }));
-
   const client = new GT.SeatClient({
     wsPath: S.wsPath, token: S.token,
     onView: (v, msg) => {
       if (msg && msg.status === "aborted") aborted = true;
       if (v) { busy = false; render(v); }
     },
-    onEvent: (ev) => {
-      if (ev.actor && ev.actor !== S.role && ev.actor !== "system" && $("banner").dataset.presence) {
-        clearTimeout(goneTimer); $("gone").hidden = true; banner("");   // the partner acted: they are back
-      }
-      if (ev.type === "agent_timed_out") banner(ev.payload.message);
-      else if (ev.type === "match_aborted") {
-        aborted = true;
-        banner(ev.payload.reason === "partner_left" ? "The game ended because your partner left." : "The game was stopped.");
-      }
-    },
     onError: (e) => {
       busy = false;
       showError(e.message, e.code);
       if (view) render(view);
     },
-    onPresence: (p) => {
-      clearTimeout(goneTimer);
-      if (p.connected) { $("gone").hidden = true; if ($("banner").dataset.presence) banner(""); return; }
-      if (S.partnerName === "ALICE") return;
-      banner("Your partner's connection dropped; waiting for them to come back…");
-      $("banner").dataset.presence = "1";
-      goneTimer = setTimeout(() => { if (view && view.phase !== "done") $("gone").hidden = false; }, S.partnerGoneS * 1000);
-    },
-    onStatus: (s) => {
-      const c = $("conn"); c.textContent = s; c.className = "status-pill" + (s === "connected" ? "" : " bad");
-    },
+    ...P.seatHandlers({ S, partnerIsAgent: S.partnerName === "ALICE", getView: () => view,
+                        onAborted: () => { aborted = true; } }),
   });
   window.gtClient = client;
 })();
