@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 
 def _due(match_id, role: str, expected_seq: int):
     """The match if ``role`` still has to act at ``expected_seq``, else None (the turn is stale)."""
-    match = Match.objects.only("id", "game_id", "state", "seq", "status", "agent_seats").filter(pk=match_id).first()
+    match = Match.objects.only("id", "game_id", "state", "state_static", "seq", "status", "agent_seats").filter(pk=match_id).first()
     if match is None or match.status != Match.Status.ACTIVE or match.seq != expected_seq:
         return None
     if role not in get_game(match.game_id).rules.to_act(match.state):

@@ -75,6 +75,15 @@ class StateCache:
 
 
 state_cache = StateCache(int(os.environ.get("GT_STATE_CACHE", "2000")))
+# The never-changing part of each match's snapshot (``Match.state_static``), under seq 0.
+static_cache = StateCache(int(os.environ.get("GT_STATE_CACHE", "2000")))
+
+
+def static_keys(game_id: str) -> tuple[str, ...]:
+    """The snapshot keys the game's rules never change (``STATIC_STATE_KEYS`` in its rules module)."""
+    from games.registry import get_game
+
+    return tuple(getattr(get_game(game_id).rules, "STATIC_STATE_KEYS", ()))
 
 
 def lock_match(match_id) -> Match | None:
@@ -85,23 +94,38 @@ def lock_match(match_id) -> Match | None:
         return None
     if not _pg():
         return (Match.objects.select_for_update()
-                .only("id", "batch_id", "game_id", "state", "seq", "status", "agent_seats").filter(pk=key).first())
+                .only("id", "batch_id", "game_id", "state", "state_static", "seq", "status", "agent_seats")
+                .filter(pk=key).first())
     cached_seq, cached_state = state_cache.peek(key)
+    static = static_cache.get(key, 0)
     with connection.cursor() as cur:
         # One round trip: the snapshot comes back only when this process's copy is not the current
-        # one. The CASE is evaluated on the row version the lock returns (PostgreSQL re-reads a row
-        # that changed while it waited), so a hit is never stale.
+        # one, its static part only when this process has not got it. The CASEs are evaluated on the
+        # row version the lock returns (PostgreSQL re-reads a row that changed while it waited), so
+        # a hit is never stale.
         cur.execute("SELECT batch_id, game_id, seq, status, agent_seats, "
-                    "CASE WHEN seq = %s THEN NULL ELSE state END FROM games_match WHERE id = %s FOR UPDATE",
-                    [-1 if cached_seq is None else cached_seq, key])
+                    "CASE WHEN seq = %s THEN NULL ELSE state END, "
+                    "CASE WHEN seq = %s OR %s THEN NULL ELSE state_static END, state_static IS NOT NULL "
+                    "FROM games_match WHERE id = %s FOR UPDATE",
+                    [-1 if cached_seq is None else cached_seq, -1 if cached_seq is None else cached_seq,
+                     static is not None, key])
         row = cur.fetchone()
         if row is None:
             return None
-        batch_id, game_id, seq, status, agent_seats, text = row
-        state = cached_state if text is None and seq == cached_seq else _loads(text)
+        batch_id, game_id, seq, status, agent_seats, text, static_text, static_stored = row
+        if text is None and seq == cached_seq:
+            state = cached_state
+        else:
+            state = _loads(text)
+            if static_stored:
+                if static is None:
+                    static = _loads(static_text)
+                    static_cache.put(key, 0, static)
+                state = {**static, **state}
     match = Match(id=key, batch_id=batch_id, game_id=game_id, seq=seq, status=status, state=state,
                   agent_seats=_loads(agent_seats))
     match._state.adding = False
+    match._static_stored = static_stored   # write_action: store the static part only the first time
     return match
 
 
@@ -145,8 +169,18 @@ def _insert_sql(rows: list[MatchEvent]) -> tuple[str, list]:
 
 
 def _update_sql(match: Match, finished: bool) -> tuple[str, list]:
+    state, static = match.state, None
+    keys = static_keys(match.game_id) if isinstance(state, dict) else ()
+    if keys and all(k in state for k in keys):
+        static = {k: state[k] for k in keys}
+        state = {k: v for k, v in state.items() if k not in static}
     sql = "UPDATE games_match SET state = %s::jsonb, seq = %s, outcome = %s::jsonb, updated_at = %s"
-    params = [_dumps(match.state), match.seq, _dumps(match.outcome), timezone.now()]
+    params = [_dumps(state), match.seq, _dumps(match.outcome), timezone.now()]
+    if static is None:
+        sql += ", state_static = NULL"   # the whole snapshot is in ``state``
+    elif not getattr(match, "_static_stored", False):
+        sql += ", state_static = %s::jsonb"
+        params.append(_dumps(static))
     if finished:
         sql += ", status = %s, finished_at = %s"
         params += [match.status, match.finished_at]

@@ -124,6 +124,11 @@ class Match(models.Model):
     content = models.JSONField()
     content_ref = models.ForeignKey(Content, null=True, blank=True, on_delete=models.SET_NULL)
     state = models.JSONField()
+    # The part of the snapshot that never changes during a match (the keys a rules module lists in
+    # STATIC_STATE_KEYS, e.g. the colour game's 50 rounds). Stored once, on the first action on
+    # PostgreSQL, so that each action rewrites only the rest (docs/bench.md); None until then.
+    # ``Match.state`` as loaded through the ORM is always the whole snapshot (``from_db``).
+    state_static = models.JSONField(null=True, blank=True)
     agent_seats = models.JSONField(default=dict, help_text="role -> agent name, for the seats agents play.")
     seq = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
@@ -135,6 +140,15 @@ class Match(models.Model):
     @property
     def group_name(self) -> str:
         return f"match.{self.id.hex}"
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        match = super().from_db(db, field_names, values)
+        if "state" in match.__dict__:
+            static = match.state_static   # loads it if the query deferred it
+            if static and isinstance(match.state, dict):
+                match.state = {**static, **match.state}
+        return match
 
 
 class Seat(models.Model):

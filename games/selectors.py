@@ -25,7 +25,7 @@ def seat_snapshot(*, seat: Seat, after_seq: int | None, max_events: int = 1000) 
     If the client is too far behind (or says nothing), ``events`` is empty and ``reset`` is true:
     the view alone is the truth.
     """
-    match = Match.objects.only("id", "game_id", "state", "seq", "status", "outcome").get(pk=seat.match_id)
+    match = Match.objects.only("id", "game_id", "state", "state_static", "seq", "status", "outcome").get(pk=seat.match_id)
     spec = get_game(match.game_id)
     view = spec.rules.view_for(match.state, seat.role)
     events: list[dict] = []

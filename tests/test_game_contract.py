@@ -2,7 +2,7 @@
 
 Each game is played to the end by its registered agents through the pure rules alone:
 ``apply`` never mutates its input, every event and view survives JSON, the same seed gives the
-same trace, the log replays to the live state, nonsense is refused with a typed error and leaves
+same trace, keys declared in ``STATIC_STATE_KEYS`` never change, the log replays to the live state, nonsense is refused with a typed error and leaves
 the state as it was, and the rules modules import no Django.
 """
 from __future__ import annotations
@@ -40,6 +40,7 @@ def play(game_id: str, seed: int, max_steps: int = 5000):
     config.update({"rounds": min(config.get("rounds", 5), 5)} if "rounds" in config else {})
     content = spec.content.generate(seed, config)
     state = rules.initial_state(content, seed, config)
+    static = {k: copy.deepcopy(state[k]) for k in getattr(rules, "STATIC_STATE_KEYS", ())}
     trace = [[e.to_json() for e in rules.start_events(state)]]
     actions = []
     clock = 1_800_000_000_000
@@ -65,6 +66,8 @@ def play(game_id: str, seed: int, max_steps: int = 5000):
             trace.append(wire)
             actions.append((role, stamped))
             state = new_state
+            # keys declared static are stored once per match, not with every snapshot
+            assert {k: state[k] for k in static} == static, "a STATIC_STATE_KEYS key changed"
             moved = True
             break
         assert moved, f"no agent moves in {rules.to_act(state)} at step {step}"

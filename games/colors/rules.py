@@ -43,6 +43,9 @@ CONDITIONS = ("far", "split", "close")
 STATUSES = ("target", "distr1", "distr2")   # content color index 0, 1, 2
 MAX_MESSAGE_LEN = 140
 N_COLORS = 3
+# Keys of the state no action changes: stored once per match instead of with every action's
+# snapshot (games/match_store.py; the game contract tests check the promise).
+STATIC_STATE_KEYS = ("rounds", "max_message_len", "seed")
 
 
 # ----------------------------------------------------------------------------------------- the state
