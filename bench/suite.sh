@@ -25,6 +25,7 @@ run human-500-match --pairs 500 --duration 60 --mode human --no-baseline --route
 # How many matches does GroundTalk carry at the human pace within the bar (p99 < 100 ms)?
 run human-200 --pairs 200 --duration 60 --mode human --no-baseline
 run human-300 --pairs 300 --duration 60 --mode human --no-baseline
+run human-300-match --pairs 300 --duration 60 --mode human --no-baseline --route match
 run human-400-match --pairs 400 --duration 60 --mode human --no-baseline --route match
 # CPython's own garbage-collector settings instead of groundtalk_web/gc_tuning.py.
 GT_GC_THRESHOLD=default run human-200-gcdefault --pairs 200 --duration 60 --mode human --no-baseline

@@ -13,6 +13,9 @@ A rules module (``games/<game>/rules.py``) defines, at module level::
     def is_over(state: dict) -> bool
     def outcome(state: dict) -> dict                # scores so far (final once is_over)
 
+    STATIC_STATE_KEYS = ("rounds",)        # optional: state keys no action ever changes; stored
+                                           # once per match, not with every snapshot
+
 Invariants every rules module keeps (``tests/test_game_contract.py`` checks them for every
 registered game):
 
