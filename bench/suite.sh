@@ -47,6 +47,7 @@ for label in "${labels[@]}"; do
   [[ -f "bench/out/$label.json" ]] && files+=("bench/out/$label.json")
 done
 .venv/bin/python bench/report.py "${files[@]}" | tee bench/out/suite.md
-.venv/bin/python bench/report.py bench/out/human-500.json bench/out/human-500-match.json bench/out/human-300.json \
+.venv/bin/python bench/report.py bench/out/human-500.json bench/out/human-500-match.json bench/out/human-400-match.json \
+  bench/out/human-300.json \
   bench/out/human-200.json bench/out/human-200-gcdefault.json \
   bench/out/saturation-50.json --plots docs >/dev/null
