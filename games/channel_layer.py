@@ -28,13 +28,13 @@ from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer,
 class ConcurrentPublishLoopLayer(RedisPubSubLoopLayer):
     """The per-event-loop half of the layer (channels_redis keeps one per loop)."""
 
-    _slots: dict | None = None
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._slots: dict[int, asyncio.Semaphore] = {}   # per shard: publishes that may run at once
 
     async def _publish(self, channel: str, message: dict) -> None:
         shard = self._get_shard(channel)
         shard._ensure_redis()  # creates the client and its pool on first use; synchronous, so no race
-        if self._slots is None:
-            self._slots = {}
         slots = self._slots.get(id(shard))
         if slots is None:
             # redis-py's asyncio pool raises MaxConnectionsError when it is exhausted instead of

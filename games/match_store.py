@@ -97,6 +97,7 @@ def lock_match(match_id) -> Match | None:
                 .only("id", "batch_id", "game_id", "state", "state_static", "seq", "status", "agent_seats")
                 .filter(pk=key).first())
     cached_seq, cached_state = state_cache.peek(key)
+    known_seq = -1 if cached_seq is None else cached_seq
     static = static_cache.get(key, 0)
     with connection.cursor() as cur:
         # One round trip: the snapshot comes back only when this process's copy is not the current
@@ -104,11 +105,10 @@ def lock_match(match_id) -> Match | None:
         # row version the lock returns (PostgreSQL re-reads a row that changed while it waited), so
         # a hit is never stale.
         cur.execute("SELECT batch_id, game_id, seq, status, agent_seats, "
-                    "CASE WHEN seq = %s THEN NULL ELSE state END, "
-                    "CASE WHEN seq = %s OR %s THEN NULL ELSE state_static END, state_static IS NOT NULL "
-                    "FROM games_match WHERE id = %s FOR UPDATE",
-                    [-1 if cached_seq is None else cached_seq, -1 if cached_seq is None else cached_seq,
-                     static is not None, key])
+                    "CASE WHEN seq = %(seq)s THEN NULL ELSE state END, "
+                    "CASE WHEN seq = %(seq)s OR %(have_static)s THEN NULL ELSE state_static END, "
+                    "state_static IS NOT NULL FROM games_match WHERE id = %(id)s FOR UPDATE",
+                    {"seq": known_seq, "have_static": static is not None, "id": key})
         row = cur.fetchone()
         if row is None:
             return None
@@ -147,14 +147,17 @@ def write_action(match: Match, rows: list[MatchEvent], *, finished: bool) -> Non
     ``finished``). On PostgreSQL one statement (the insert as a data-modifying CTE of the update),
     so one round trip."""
     if not _pg():
-        insert_events(rows)
-        save_progress(match, finished=finished)
+        MatchEvent.objects.bulk_create(rows)
+        fields = ["state", "seq", "outcome", "updated_at"] + (["status", "finished_at"] if finished else [])
+        match.save(update_fields=fields)
         return
     insert_sql, insert_params = _insert_sql(rows)
     update_sql, update_params = _update_sql(match, finished)
     with connection.cursor() as cur:
         cur.execute(f"WITH appended AS ({insert_sql}) {update_sql}", insert_params + update_params)
-    _cache_on_commit(match)
+    # Cached only once the transaction commits: a rolled-back write must not be remembered.
+    match_id, seq, state = match.id, match.seq, match.state
+    transaction.on_commit(lambda: state_cache.put(match_id, seq, state))
 
 
 def _insert_sql(rows: list[MatchEvent]) -> tuple[str, list]:
@@ -186,29 +189,3 @@ def _update_sql(match: Match, finished: bool) -> tuple[str, list]:
         params += [match.status, match.finished_at]
     return sql + " WHERE id = %s", params + [match.id]
 
-
-def _cache_on_commit(match: Match) -> None:
-    # Cached only once the transaction commits: a rolled-back write must not be remembered.
-    match_id, seq, state = match.id, match.seq, match.state
-    transaction.on_commit(lambda: state_cache.put(match_id, seq, state))
-
-
-def insert_events(rows: list[MatchEvent]) -> None:
-    if not _pg():
-        MatchEvent.objects.bulk_create(rows)
-        return
-    sql, params = _insert_sql(rows)
-    with connection.cursor() as cur:
-        cur.execute(sql, params)
-
-
-def save_progress(match: Match, *, finished: bool) -> None:
-    """Store the new snapshot, seq and outcome (and the end, when ``finished``)."""
-    if not _pg():
-        fields = ["state", "seq", "outcome", "updated_at"] + (["status", "finished_at"] if finished else [])
-        match.save(update_fields=fields)
-        return
-    sql, params = _update_sql(match, finished)
-    with connection.cursor() as cur:
-        cur.execute(sql, params)
-    _cache_on_commit(match)

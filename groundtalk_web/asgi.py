@@ -16,7 +16,9 @@ application = ProtocolTypeRouter({
     "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
 })
 
+import logging  # noqa: E402
+
 import games.consumers  # noqa: E402,F401  (loaded now, so the freeze below covers it)
 from groundtalk_web import gc_tuning  # noqa: E402
 
-gc_tuning.apply()
+logging.getLogger(__name__).info(gc_tuning.apply())
