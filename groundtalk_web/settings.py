@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -97,15 +98,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 if REDIS_URL:
     CHANNEL_LAYER_BACKEND = os.environ.get("GT_CHANNEL_LAYER", "pubsub")
+    # pubsub: channels_redis's pub/sub layer with publishes side by side (games/channel_layer.py);
+    # pubsub-stock: that layer as channels_redis ships it; core: its list-based layer.
+    _LAYER_CLASSES = {
+        "pubsub": "games.channel_layer.ConcurrentPublishChannelLayer",
+        "pubsub-stock": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "core": "channels_redis.core.RedisChannelLayer",
+    }
+    if CHANNEL_LAYER_BACKEND not in _LAYER_CLASSES:
+        raise ImproperlyConfigured(f"GT_CHANNEL_LAYER must be one of {', '.join(_LAYER_CLASSES)}, "
+                                   f"not {CHANNEL_LAYER_BACKEND!r}")
     CHANNEL_LAYERS = {
         "default": {
-            # pubsub: channels_redis's pub/sub layer with publishes side by side (games/channel_layer.py);
-            # pubsub-stock: that layer as channels_redis ships it; core: its list-based layer.
-            "BACKEND": {
-                "pubsub": "games.channel_layer.ConcurrentPublishChannelLayer",
-                "pubsub-stock": "channels_redis.pubsub.RedisPubSubChannelLayer",
-                "core": "channels_redis.core.RedisChannelLayer",
-            }[CHANNEL_LAYER_BACKEND],
+            "BACKEND": _LAYER_CLASSES[CHANNEL_LAYER_BACKEND],
             # redis-py's asyncio pool defaults to 100 connections and raises when full.
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "max_connections": int(os.environ.get("GT_REDIS_POOL", "1000"))}]

@@ -1,4 +1,5 @@
-"""groundtalk_web.gc_tuning, in fresh interpreters (it changes the collector of the process it runs in)."""
+"""Process-wide settings checked in fresh interpreters: groundtalk_web.gc_tuning (it changes the collector
+of the process it runs in) and the GT_CHANNEL_LAYER choice."""
 from __future__ import annotations
 
 import os
@@ -33,3 +34,14 @@ def test_a_bad_setting_is_refused_clearly():
     for bad in ("50000,20", "a,b,c", "0,10,10"):
         out = probe(bad)
         assert out.returncode != 0 and "GT_GC_THRESHOLD" in out.stderr, (bad, out.stderr)
+
+
+def test_an_unknown_channel_layer_setting_is_refused_clearly():
+    env = {**os.environ, "REDIS_URL": "redis://127.0.0.1:6379/1", "GT_CHANNEL_LAYER": "nonsense"}
+    out = subprocess.run([sys.executable, "-c", "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', "
+                          "'groundtalk_web.settings'); django.setup()"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert out.returncode != 0 and "GT_CHANNEL_LAYER must be one of pubsub, pubsub-stock, core" in out.stderr
+    env["GT_CHANNEL_LAYER"] = "core"
+    ok = subprocess.run([sys.executable, "-c", "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', "
+                         "'groundtalk_web.settings'); django.setup()"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
