@@ -1,10 +1,20 @@
 """The hot-path reads and writes of ``match_apply_action``.
 
-On PostgreSQL these are three hand-written statements, so three round trips and a commit: lock the
-match row (with the snapshot, unless this process holds the current one), look up a repeated
-client action, and append the events with the new snapshot in one statement. The ORM's query
-building was about a third of the CPU an action cost (docs/bench.md). Other databases (the embedded SQLite) use the
-ORM. Both keep the same invariants; the caller holds the transaction.
+On PostgreSQL these are hand-written statements; the ORM's query building was about a third of the
+CPU an action cost (docs/bench.md). Other databases (the embedded SQLite) use the ORM. Both keep the
+same invariants.
+
+Two ways to write an action:
+
+* **Locked** (``lock_match``, ``previous_action_seq``, ``write_action``; the caller holds the
+  transaction): lock the match row (with the snapshot, unless this process holds the current
+  one), look up a repeated client action, append the events with the new snapshot in one
+  statement, commit. Three statements and a commit: four round trips.
+* **Conditional** (``cached_match``, ``write_action_if_current``; PostgreSQL only): the rules are
+  applied to the state this process last wrote, and one statement appends the events and stores
+  the snapshot *only if* the row is still at that seq, still active, and the seat has not already
+  sent this action id. One round trip. When the condition fails nothing is written and the caller
+  takes the locked way, which decides with the current row.
 """
 from __future__ import annotations
 
@@ -62,13 +72,19 @@ class StateCache:
     def peek(self, match_id):
         """``(seq, state)`` of the entry for this match, whatever its seq, or ``(None, None)``."""
         with self._lock:
-            return self._data.get(match_id, (None, None))
+            hit = self._data.get(match_id)
+        return (None, None) if hit is None else hit[:2]
 
-    def put(self, match_id, seq: int, state: dict) -> None:
+    def entry(self, match_id):
+        """``(seq, state, meta)`` of the entry for this match, or None."""
+        with self._lock:
+            return self._data.get(match_id)
+
+    def put(self, match_id, seq: int, state: dict, meta=None) -> None:
         if self.size <= 0:
             return
         with self._lock:
-            self._data[match_id] = (seq, state)
+            self._data[match_id] = (seq, state, meta)
             self._data.move_to_end(match_id)
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
@@ -86,11 +102,17 @@ def static_keys(game_id: str) -> tuple[str, ...]:
     return tuple(getattr(get_game(game_id).rules, "STATIC_STATE_KEYS", ()))
 
 
+def _key(match_id) -> uuid.UUID | None:
+    try:
+        return match_id if isinstance(match_id, uuid.UUID) else uuid.UUID(str(match_id))
+    except ValueError:
+        return None
+
+
 def lock_match(match_id) -> Match | None:
     """The match row, locked until the transaction ends (``SELECT ... FOR UPDATE``), or None."""
-    try:
-        key = match_id if isinstance(match_id, uuid.UUID) else uuid.UUID(str(match_id))
-    except ValueError:
+    key = _key(match_id)
+    if key is None:
         return None
     if not _pg():
         return (Match.objects.select_for_update()
@@ -155,20 +177,82 @@ def write_action(match: Match, rows: list[MatchEvent], *, finished: bool) -> Non
     update_sql, update_params = _update_sql(match, finished)
     with connection.cursor() as cur:
         cur.execute(f"WITH appended AS ({insert_sql}) {update_sql}", insert_params + update_params)
-    # Cached only once the transaction commits: a rolled-back write must not be remembered.
+    _cache_on_commit(match)
+
+
+def _cache_on_commit(match: Match) -> None:
+    # Cached only once the transaction commits: a rolled-back write must not be remembered. Only an
+    # active match's entry can serve the conditional write.
     match_id, seq, state = match.id, match.seq, match.state
-    transaction.on_commit(lambda: state_cache.put(match_id, seq, state))
+    meta = (match.game_id, match.batch_id) if match.status == Match.Status.ACTIVE else None
+    transaction.on_commit(lambda: state_cache.put(match_id, seq, state, meta))
 
 
-def _insert_sql(rows: list[MatchEvent]) -> tuple[str, list]:
+def cached_match(match_id) -> Match | None:
+    """The active match as this process last wrote it, without a query, or None (PostgreSQL only).
+
+    It may be out of date (another process may have written since): it is only to be written back
+    through :func:`write_action_if_current`, which checks its seq in the database.
+    """
+    if not _pg():
+        return None
+    key = _key(match_id)
+    entry = state_cache.entry(key) if key is not None else None
+    if entry is None or entry[2] is None:
+        return None
+    seq, state, (game_id, batch_id) = entry
+    match = Match(id=key, batch_id=batch_id, game_id=game_id, seq=seq, status=Match.Status.ACTIVE,
+                  state=state, agent_seats={})
+    match._state.adding = False
+    match._static_stored = True   # every write that filled the cache stored the static part
+    return match
+
+
+def write_action_if_current(match: Match, rows: list[MatchEvent], *, base_seq: int, role: str,
+                            client_action_id: str) -> bool:
+    """Append an action's events and store the new snapshot in one statement, if and only if the
+    match row is still at ``base_seq`` and active and this seat has no event with this
+    ``client_action_id``. True when written (``match.agent_seats`` is then filled from the row);
+    False when the condition failed and nothing was written.
+
+    The row lock the UPDATE takes makes the check and the write one step: a concurrent writer
+    either committed before (the seq differs) or waits for this statement.
+    """
+    insert_sql, insert_params = _insert_sql(rows, typed=True)
+    update_sql, update_params = _update_sql(match, finished=False)
+    update_sql += " AND seq = %s AND status = %s"
+    update_params += [base_seq, Match.Status.ACTIVE]
+    if client_action_id:
+        update_sql += (" AND NOT EXISTS (SELECT 1 FROM games_matchevent WHERE match_id = %s AND actor = %s "
+                       "AND client_action_id = %s)")
+        update_params += [match.id, role, client_action_id]
+    with connection.cursor() as cur:
+        cur.execute(f"WITH updated AS ({update_sql} RETURNING agent_seats), "
+                    f"appended AS ({insert_sql} WHERE EXISTS (SELECT 1 FROM updated)) "
+                    "SELECT agent_seats FROM updated", update_params + insert_params)
+        row = cur.fetchone()
+    if row is None:
+        return False
+    match.agent_seats = _loads(row[0])
+    _cache_on_commit(match)
+    return True
+
+
+def _insert_sql(rows: list[MatchEvent], *, typed: bool = False) -> tuple[str, list]:
+    """``INSERT ... VALUES``, or with ``typed`` ``INSERT ... SELECT * FROM (VALUES ...)`` with every
+    value cast (a caller appends a ``WHERE``)."""
+    row_sql = ("(%s::uuid, %s::integer, %s::varchar, %s::varchar, %s::jsonb, %s::jsonb, %s::jsonb, "
+               "%s::varchar, %s::bigint)" if typed else "(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s, %s)")
     values, params = [], []
     for r in rows:
-        values.append("(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s, %s)")
+        values.append(row_sql)
         params += [r.match_id, r.seq, r.type, r.actor, _dumps(r.payload),
                    None if r.private is None else _dumps(r.private),
                    None if r.action is None else _dumps(r.action), r.client_action_id, r.t]
-    return ("INSERT INTO games_matchevent (match_id, seq, type, actor, payload, private, action, "
-            "client_action_id, t) VALUES " + ", ".join(values)), params
+    head = "INSERT INTO games_matchevent (match_id, seq, type, actor, payload, private, action, client_action_id, t) "
+    if typed:
+        return head + "SELECT * FROM (VALUES " + ", ".join(values) + ") AS appended_rows", params
+    return head + "VALUES " + ", ".join(values), params
 
 
 def _update_sql(match: Match, finished: bool) -> tuple[str, list]:

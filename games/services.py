@@ -2,18 +2,26 @@
 
 ``match_apply_action`` is how every seat acts, human or agent:
 
-1. lock the match row (``SELECT ... FOR UPDATE``);
+1. lock the match row (``SELECT ... FOR UPDATE``) and read its snapshot;
 2. answer a repeated ``client_action_id`` with the original outcome (nothing applied twice);
 3. refuse a stale ``expected_seq`` (agents act on the state they saw, or not at all);
 4. stamp the server time and validate + apply with the game's pure rules;
 5. append the events with the next sequence numbers, store the new state snapshot;
 6. commit, and only then broadcast (``transaction.on_commit``) and wake agent seats.
 
+On PostgreSQL an action first tries the conditional write (``games.match_store``): steps 4 and 5 on
+the snapshot this process wrote last, and one statement that stores them only if the match is
+still at that seq, still active and has no event with this seat's action id (steps 1 to 3 checked
+by the database in the same step). When that condition fails, or the rules refuse the action on
+that snapshot, or the action ends the match, the steps above run as written; so every answer,
+refusals included, is the one the locked way gives. ``GT_CONDITIONAL_WRITES=0`` turns it off.
+
 Invariant: for every match, ``Match.state`` equals replaying its logged actions from
 ``rules.initial_state`` and ``Match.seq`` is the highest ``MatchEvent.seq``.
 """
 from __future__ import annotations
 
+import os
 import random
 import time
 import uuid
@@ -26,6 +34,9 @@ from games import match_store
 from games.base import SYSTEM, Event, IllegalAction
 from games.models import Batch, Match, MatchEvent, Participant, Seat
 from games.registry import get_game
+
+
+CONDITIONAL_WRITES = os.environ.get("GT_CONDITIONAL_WRITES", "1") != "0"
 
 
 def now_ms() -> int:
@@ -167,6 +178,10 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
         raise IllegalAction("bad_action", "An action must be a JSON object.")
     if not isinstance(client_action_id, str) or len(client_action_id) > 64:
         raise IllegalAction("bad_action_id", "An action id must be text of at most 64 characters.")
+    if CONDITIONAL_WRITES and notice is None and role != SYSTEM:
+        result = _apply_if_current(match_id, role, action, client_action_id, expected_seq)
+        if result is not None:
+            return result
     with transaction.atomic():
         match = match_store.lock_match(match_id)
         if match is None:
@@ -202,6 +217,36 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
             _participants_after_match(match)
         match_store.write_action(match, rows, finished=finished)
         _after_commit(match, rows)
+    return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
+
+
+def _apply_if_current(match_id, role: str, action: dict, client_action_id: str,
+                      expected_seq: int | None) -> ActionResult | None:
+    """The action applied to this process's last snapshot of the match and written in one
+    conditional statement; None (nothing written) when the locked way must decide."""
+    match = match_store.cached_match(match_id)
+    if match is None or (expected_seq is not None and match.seq != expected_seq):
+        return None
+    spec = get_game(match.game_id)
+    if role not in spec.roles:
+        return None
+    t = now_ms()
+    stamped = {**action, "at": t}
+    try:
+        new_state, events = spec.rules.apply(match.state, role, stamped)
+    except IllegalAction:
+        return None   # perhaps only on this snapshot: the locked way answers from the current one
+    if not events or spec.rules.is_over(new_state):
+        return None   # the end of a match also updates its participants: the locked way does it
+    base_seq = match.seq
+    rows = _rows(match, base_seq + 1, events, actor=role, t=t, action=stamped, client_action_id=client_action_id)
+    match.state = new_state
+    match.seq = rows[-1].seq
+    match.outcome = spec.rules.outcome(new_state)
+    if not match_store.write_action_if_current(match, rows, base_seq=base_seq, role=role,
+                                               client_action_id=client_action_id):
+        return None
+    _after_commit(match, rows)
     return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
 
 
