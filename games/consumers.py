@@ -32,7 +32,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.consumer import get_handler_name
 from django.conf import settings
 
-from games import selectors, services
+from games import match_store, selectors, services
 from games.base import IllegalAction
 from games.broadcast import group_for, set_main_loop
 from games.services import project_event
@@ -228,7 +228,12 @@ class MatchConsumer(AsyncWebsocketConsumer):
         Batches are sent in seq order. A batch that arrives ahead of a missing one waits up to
         ``REORDER_WAIT_S`` for it; then the gap is filled from the log.
         """
-        if self.seat is None or message["seq"] <= self.sent_seq:
+        if self.seat is None:
+            return
+        # A commit by another process: this process's snapshot of the match is out of date, so its
+        # next action goes straight to the locked write instead of trying the conditional one.
+        match_store.state_cache.forget_before(self.seat.match_id, message["seq"])
+        if message["seq"] <= self.sent_seq:
             return
         if message["events"][0]["seq"] > self.sent_seq + 1:
             self.early[message["seq"]] = message

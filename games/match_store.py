@@ -80,6 +80,13 @@ class StateCache:
         with self._lock:
             return self._data.get(match_id)
 
+    def forget_before(self, match_id, seq: int) -> None:
+        """Drop the entry for this match if it is older than ``seq`` (a write it has not seen)."""
+        with self._lock:
+            hit = self._data.get(match_id)
+            if hit is not None and hit[0] < seq:
+                del self._data[match_id]
+
     def put(self, match_id, seq: int, state: dict, meta=None) -> None:
         if self.size <= 0:
             return

@@ -172,3 +172,17 @@ def test_two_seats_racing_on_one_process_lose_nothing_and_apply_nothing_twice():
     texts = sorted(m["text"] for m in match.state["messages"] if m["text"] != "start")
     assert texts == sorted(f"m{i}-{j}" for i in range(8) for j in range(10))
     assert match.state == match_replay(match)
+
+
+def test_a_later_seq_from_the_channel_layer_drops_the_out_of_date_snapshot():
+    match, _ = colors_match()
+    chat(match, "speaker", "one", "s1")
+    seq = match_store.cached_match(match.id).seq
+    match_store.state_cache.forget_before(match.id, seq)          # its own commit: kept
+    assert match_store.cached_match(match.id).seq == seq
+    match_store.state_cache.forget_before(match.id, seq + 1)      # another process's commit
+    assert match_store.cached_match(match.id) is None
+    with CaptureQueriesContext(connection) as queries:            # so the locked way, no wasted try
+        chat(match, "listener", "two", "l1")
+    assert not any(q["sql"].startswith("WITH updated") for q in queries)
+    assert match_store.cached_match(match.id).seq == seq + 1
