@@ -58,6 +58,8 @@ if "trace" in PATCHES:
             out[name] = {"n": len(a), "p50": round(float(np.percentile(a, 50)), 2),
                          "p99": round(float(np.percentile(a, 99)), 2), "max": round(float(a.max()), 2),
                          "mean": round(float(a.mean()), 2)}
+        with _lock:
+            out["0 action writes"] = dict(_counts)
         _out.parent.mkdir(exist_ok=True)
         _out.write_text(json.dumps(out, indent=1))
 
@@ -77,6 +79,34 @@ if "trace" in PATCHES:
             _note("2 match_apply_action in thread (PostgreSQL + ORM + rules)", 1000 * (time.monotonic() - start))
 
     services.match_apply_action = match_apply_action   # the consumer looks it up at call time
+
+    # How actions were written: the conditional write (one statement), refused by the database
+    # (the row had moved on), or not tried (no current snapshot in this process).
+    from games import match_store
+
+    _counts = {"conditional written": 0, "conditional refused by the database": 0,
+               "conditional not tried (no snapshot here, or the rules refused)": 0}
+    _if_current, _write_if_current = services._apply_if_current, match_store.write_action_if_current
+
+    def write_action_if_current(*args, **kwargs):
+        written = _write_if_current(*args, **kwargs)
+        start = time.monotonic()
+        with _lock:
+            _counts["conditional written" if written else "conditional refused by the database"] += 1
+        return written
+
+    def apply_if_current(*args, **kwargs):
+        before = dict(_counts)
+        start = time.monotonic()
+        result = _if_current(*args, **kwargs)
+        _note("2a conditional write attempt", 1000 * (time.monotonic() - start))
+        with _lock:
+            if _counts == before:
+                _counts["conditional not tried (no snapshot here, or the rules refused)"] += 1
+        return result
+
+    match_store.write_action_if_current = write_action_if_current
+    services._apply_if_current = apply_if_current
     _original_apply = MatchConsumer._apply_action
 
     async def traced_apply_action(self, action_id, action) -> None:
@@ -90,12 +120,14 @@ if "trace" in PATCHES:
 
     _broadcast = broadcast.broadcast_events
 
-    def broadcast_events(*, match_id, events, views, seq, status):
+    def broadcast_events(*, match_id, events, views, seq, status, snapshot=None):
         from channels.layers import get_channel_layer
 
         called = time.monotonic()
         layer = get_channel_layer()
         message = {"type": "match.events", "events": events, "views": views, "seq": seq, "status": status}
+        if snapshot is not None:
+            message["snapshot"] = snapshot
 
         async def send():
             begun = time.monotonic()

@@ -42,15 +42,22 @@ def _loop() -> asyncio.AbstractEventLoop:
         return _own_loop
 
 
-def broadcast_events(*, match_id, events: list[dict], views: dict, seq: int, status: str) -> None:
+def broadcast_events(*, match_id, events: list[dict], views: dict, seq: int, status: str,
+                     snapshot: dict | None = None) -> None:
     """Publish one committed batch without waiting for it; never raises.
 
     The caller (a database thread) does not wait for Redis: order across concurrent commits is
     not guaranteed anyway, and consumers put events back in seq order from the log when they
     see a gap. A failed publish is logged; clients recover from the log.
+
+    ``snapshot`` (server-side only, never sent to a client) is the match's state at ``seq`` as
+    ``games.match_store.snapshot_for_broadcast`` makes it, for the other server processes'
+    snapshot caches.
     """
     layer = get_channel_layer()
     message = {"type": "match.events", "events": events, "views": views, "seq": seq, "status": status}
+    if snapshot is not None:
+        message["snapshot"] = snapshot
     future = asyncio.run_coroutine_threadsafe(layer.group_send(group_for(match_id), message), _loop())
     future.add_done_callback(lambda f: f.exception() and log.error(
         "broadcast of match %s seq %s failed: %r", match_id, seq, f.exception()))

@@ -230,9 +230,9 @@ class MatchConsumer(AsyncWebsocketConsumer):
         """
         if self.seat is None:
             return
-        # A commit by another process: this process's snapshot of the match is out of date, so its
-        # next action goes straight to the locked write instead of trying the conditional one.
-        match_store.state_cache.forget_before(self.seat.match_id, message["seq"])
+        # Perhaps a commit by another process: keep the snapshot that came with it for this
+        # process's next conditional write on the match (or forget the out-of-date one).
+        match_store.remember_broadcast(self.seat.match_id, message["seq"], message.get("snapshot"))
         if message["seq"] <= self.sent_seq:
             return
         if message["events"][0]["seq"] > self.sent_seq + 1:

@@ -245,6 +245,41 @@ def write_action_if_current(match: Match, rows: list[MatchEvent], *, base_seq: i
     return True
 
 
+# Snapshots larger than this are not sent along with the broadcast (the other processes then take the
+# locked way for their next action on the match).
+BROADCAST_SNAPSHOT_MAX = int(os.environ.get("GT_BROADCAST_SNAPSHOT_MAX", str(32 * 1024)))
+
+
+def snapshot_for_broadcast(match: Match) -> dict | None:
+    """The state just written, for the broadcast of its events: the JSON text of the part each
+    action rewrites (the static part is cached per process), or None (no PostgreSQL write, a match
+    that is over, or a large state).
+
+    With a match's two seats on different server processes, each process's snapshot cache would
+    otherwise be out of date after every action of the other seat, and the conditional write
+    would almost never apply (docs/bench.md).
+    """
+    written = getattr(match, "_snapshot_json", None)
+    if written is None or match.status != Match.Status.ACTIVE or len(written[0]) > BROADCAST_SNAPSHOT_MAX:
+        return None
+    return {"state": written[0], "split": written[1], "game_id": match.game_id, "batch_id": match.batch_id}
+
+
+def remember_broadcast(match_id, seq: int, snapshot: dict | None) -> None:
+    """Another process committed ``seq`` of this match: keep its snapshot when it came along (and
+    this process holds the match's static part), else forget this process's older one. Called by
+    the seats' consumers on the event loop; a no-op when this process already holds ``seq``."""
+    entry = state_cache.entry(match_id)
+    if entry is not None and entry[0] >= seq:
+        return
+    static = {} if snapshot is not None and not snapshot["split"] else static_cache.get(match_id, 0)
+    if snapshot is None or static is None:
+        state_cache.forget_before(match_id, seq)
+        return
+    state_cache.put(match_id, seq, {**static, **orjson.loads(snapshot["state"])},
+                    (snapshot["game_id"], snapshot["batch_id"]))
+
+
 def _insert_sql(rows: list[MatchEvent], *, typed: bool = False) -> tuple[str, list]:
     """``INSERT ... VALUES``, or with ``typed`` ``INSERT ... SELECT * FROM (VALUES ...)`` with every
     value cast (a caller appends a ``WHERE``)."""
@@ -269,7 +304,9 @@ def _update_sql(match: Match, finished: bool) -> tuple[str, list]:
         static = {k: state[k] for k in keys}
         state = {k: v for k, v in state.items() if k not in static}
     sql = "UPDATE games_match SET state = %s::jsonb, seq = %s, outcome = %s::jsonb, updated_at = %s"
-    params = [_dumps(state), match.seq, _dumps(match.outcome), timezone.now()]
+    state_json = _dumps(state)
+    match._snapshot_json = (state_json, static is not None)   # for snapshot_for_broadcast
+    params = [state_json, match.seq, _dumps(match.outcome), timezone.now()]
     if static is None:
         sql += ", state_static = NULL"   # the whole snapshot is in ``state``
     elif not getattr(match, "_static_stored", False):

@@ -103,9 +103,10 @@ def _after_commit(match: Match, rows: list[MatchEvent]) -> None:
     wire = [event_row_to_wire(r) for r in rows]
     match_id, seq, status, agent_seats = match.id, match.seq, match.status, dict(match.agent_seats)
     to_act = tuple(spec.rules.to_act(state)) if status == Match.Status.ACTIVE else ()
+    snapshot = match_store.snapshot_for_broadcast(match)
 
     def send() -> None:
-        broadcast_events(match_id=match_id, events=wire, views=views, seq=seq, status=status)
+        broadcast_events(match_id=match_id, events=wire, views=views, seq=seq, status=status, snapshot=snapshot)
         if agent_seats and to_act:
             wake_agents(match_id=match_id, seq=seq, roles=[r for r in to_act if r in agent_seats],
                         agent_seats=agent_seats)
