@@ -297,12 +297,34 @@ def _insert_sql(rows: list[MatchEvent], *, typed: bool = False) -> tuple[str, li
     return head + "VALUES " + ", ".join(values), params
 
 
+def split_static(game_id: str, state):
+    """``(the part actions change, the static part)`` of a snapshot, or ``(state, None)`` when the
+    game lists no ``STATIC_STATE_KEYS`` (or the state lacks one)."""
+    keys = static_keys(game_id) if isinstance(state, dict) else ()
+    if not keys or not all(k in state for k in keys):
+        return state, None
+    return {k: v for k, v in state.items() if k not in keys}, {k: state[k] for k in keys}
+
+
+def remember_loaded(match: Match) -> None:
+    """Keep a match just read in full (by a seat joining) as this process's snapshot of it, so
+    that the seat's first action can be a conditional write. Needs ``state`` (which loads
+    ``state_static``), ``seq``, ``status``, ``game_id`` and ``batch_id`` loaded; PostgreSQL only."""
+    if not _pg() or match.status != Match.Status.ACTIVE:
+        return
+    key = match.id
+    static = match.state_static
+    if static is None and static_keys(match.game_id):
+        return   # not split yet: the next write stores the static part, so it must take the locked way
+    if static is not None and static_cache.get(key, 0) is None:
+        static_cache.put(key, 0, static)
+    entry = state_cache.entry(key)
+    if entry is None or entry[0] < match.seq:
+        state_cache.put(key, match.seq, match.state, (match.game_id, match.batch_id))
+
+
 def _update_sql(match: Match, finished: bool) -> tuple[str, list]:
-    state, static = match.state, None
-    keys = static_keys(match.game_id) if isinstance(state, dict) else ()
-    if keys and all(k in state for k in keys):
-        static = {k: state[k] for k in keys}
-        state = {k: v for k, v in state.items() if k not in static}
+    state, static = split_static(match.game_id, match.state)
     sql = "UPDATE games_match SET state = %s::jsonb, seq = %s, outcome = %s::jsonb, updated_at = %s"
     state_json = _dumps(state)
     match._snapshot_json = (state_json, static is not None)   # for snapshot_for_broadcast

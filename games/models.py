@@ -125,8 +125,9 @@ class Match(models.Model):
     content_ref = models.ForeignKey(Content, null=True, blank=True, on_delete=models.SET_NULL)
     state = models.JSONField()
     # The part of the snapshot that never changes during a match (the keys a rules module lists in
-    # STATIC_STATE_KEYS, e.g. the colour game's 50 rounds). Stored once, on the first action on
-    # PostgreSQL, so that each action rewrites only the rest (docs/bench.md); None until then.
+    # STATIC_STATE_KEYS, e.g. the colour game's 50 rounds). Stored once, when the match is created
+    # (or, for a match created before that, by its first action on PostgreSQL), so that each action
+    # rewrites only the rest (docs/bench.md); None for a game without static keys.
     # ``Match.state`` as loaded through the ORM is always the whole snapshot (``from_db``).
     state_static = models.JSONField(null=True, blank=True)
     agent_seats = models.JSONField(default=dict, help_text="role -> agent name, for the seats agents play.")

@@ -8,6 +8,7 @@ from typing import Iterator
 from django.conf import settings
 from django.db.models import Count, Q
 
+from games import match_store
 from games.models import Batch, Match, MatchEvent, Seat
 from games.registry import get_game
 from games.services import event_row_to_wire, project_event
@@ -25,7 +26,9 @@ def seat_snapshot(*, seat: Seat, after_seq: int | None, max_events: int = 1000) 
     If the client is too far behind (or says nothing), ``events`` is empty and ``reset`` is true:
     the view alone is the truth.
     """
-    match = Match.objects.only("id", "game_id", "state", "state_static", "seq", "status", "outcome").get(pk=seat.match_id)
+    match = (Match.objects.only("id", "batch_id", "game_id", "state", "state_static", "seq", "status", "outcome")
+             .get(pk=seat.match_id))
+    match_store.remember_loaded(match)   # this process's snapshot cache: the seat's next action writes in one step
     spec = get_game(match.game_id)
     view = spec.rules.view_for(match.state, seat.role)
     events: list[dict] = []

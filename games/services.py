@@ -142,11 +142,14 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
     if content is None:
         content = spec.content.generate(seed, config)
     state = spec.rules.initial_state(content, seed, config)
+    dynamic, static = match_store.split_static(game_id, state)
     match = Match.objects.create(
         batch=batch, game_id=game_id, seed=seed, config=config, content=content, content_ref=content_ref,
-        state=state,
+        state=dynamic, state_static=static,
         agent_seats={r: s.agent_name for r, s in seats.items() if s.kind == Seat.Kind.AGENT} if wake_agents else {},
     )
+    match.state = state   # the whole snapshot, as every load gives it (``Match.from_db``)
+    match._static_stored = static is not None
     Seat.objects.bulk_create([
         Seat(match=match, role=role, kind=s.kind, participant=s.participant, agent_name=s.agent_name)
         for role, s in seats.items()
