@@ -80,33 +80,37 @@ if "trace" in PATCHES:
 
     services.match_apply_action = match_apply_action   # the consumer looks it up at call time
 
-    # How actions were written: the conditional write (one statement), refused by the database
-    # (the row had moved on), or not tried (no current snapshot in this process).
+    # How actions were written: the conditional write on the event loop or in a database thread
+    # (written, or refused by the database: the row had moved on), or the locked way in a thread.
     from games import match_store
 
-    _counts = {"conditional written": 0, "conditional refused by the database": 0,
-               "conditional not tried (no snapshot here, or the rules refused)": 0}
-    _if_current, _write_if_current = services._apply_if_current, match_store.write_action_if_current
+    _counts = {"conditional on the event loop: written": 0, "conditional on the event loop: refused": 0,
+               "conditional in a thread: written": 0, "conditional in a thread: refused": 0,
+               "thread calls (locked way, or the thread's conditional try)": 0}
+    _write_async, _write_sync = match_store.write_action_if_current_async, match_store.write_action_if_current
 
-    def write_action_if_current(*args, **kwargs):
-        written = _write_if_current(*args, **kwargs)
+    async def write_action_if_current_async(*args, **kwargs):
         start = time.monotonic()
+        written = await _write_async(*args, **kwargs)
+        _note("2a conditional write on the event loop", 1000 * (time.monotonic() - start))
         with _lock:
-            _counts["conditional written" if written else "conditional refused by the database"] += 1
+            _counts["conditional on the event loop: " + ("written" if written else "refused")] += 1
         return written
 
-    def apply_if_current(*args, **kwargs):
-        before = dict(_counts)
-        start = time.monotonic()
-        result = _if_current(*args, **kwargs)
-        _note("2a conditional write attempt", 1000 * (time.monotonic() - start))
+    def write_action_if_current(*args, **kwargs):
+        written = _write_sync(*args, **kwargs)
         with _lock:
-            if _counts == before:
-                _counts["conditional not tried (no snapshot here, or the rules refused)"] += 1
-        return result
+            _counts["conditional in a thread: " + ("written" if written else "refused")] += 1
+        return written
 
+    def counted_apply(**kwargs):
+        with _lock:
+            _counts["thread calls (locked way, or the thread's conditional try)"] += 1
+        return match_apply_action(**kwargs)
+
+    match_store.write_action_if_current_async = write_action_if_current_async
     match_store.write_action_if_current = write_action_if_current
-    services._apply_if_current = apply_if_current
+    services.match_apply_action = counted_apply
     _original_apply = MatchConsumer._apply_action
 
     async def traced_apply_action(self, action_id, action) -> None:

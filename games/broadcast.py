@@ -58,6 +58,15 @@ def broadcast_events(*, match_id, events: list[dict], views: dict, seq: int, sta
     message = {"type": "match.events", "events": events, "views": views, "seq": seq, "status": status}
     if snapshot is not None:
         message["snapshot"] = snapshot
-    future = asyncio.run_coroutine_threadsafe(layer.group_send(group_for(match_id), message), _loop())
-    future.add_done_callback(lambda f: f.exception() and log.error(
-        "broadcast of match %s seq %s failed: %r", match_id, seq, f.exception()))
+    loop = _loop()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    coroutine = layer.group_send(group_for(match_id), message)
+    if running is loop:   # called on the event loop itself (the consumer's own write)
+        future = loop.create_task(coroutine)
+    else:
+        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+    future.add_done_callback(lambda f: f.cancelled() or (f.exception() and log.error(
+        "broadcast of match %s seq %s failed: %r", match_id, seq, f.exception())))

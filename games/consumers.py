@@ -205,7 +205,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
     async def _apply_action(self, action_id: str, action) -> None:
         async with self.action_lock:
             try:
-                result = await db(services.match_apply_action)(
+                result = await services.match_apply_action_async(
                     match_id=self.seat.match_id, role=self.seat.role, action=action, client_action_id=action_id)
             except IllegalAction as exc:
                 reply = {"type": "error", "code": exc.code, "message": exc.message, "id": action_id}

@@ -195,6 +195,11 @@ def _cache_on_commit(match: Match) -> None:
     transaction.on_commit(lambda: state_cache.put(match_id, seq, state, meta))
 
 
+def async_ready() -> bool:
+    """Whether the conditional write can run on the event loop (PostgreSQL with psycopg2)."""
+    return _pg()
+
+
 def cached_match(match_id) -> Match | None:
     """The active match as this process last wrote it, without a query, or None (PostgreSQL only).
 
@@ -225,6 +230,33 @@ def write_action_if_current(match: Match, rows: list[MatchEvent], *, base_seq: i
     The row lock the UPDATE takes makes the check and the write one step: a concurrent writer
     either committed before (the seq differs) or waits for this statement.
     """
+    sql, params = conditional_write_sql(match, rows, base_seq=base_seq, role=role,
+                                        client_action_id=client_action_id)
+    with connection.cursor() as cur:
+        cur.execute(sql, params)
+        row = cur.fetchone()
+    return conditional_write_done(match, row)
+
+
+async def write_action_if_current_async(match: Match, rows: list[MatchEvent], *, base_seq: int, role: str,
+                                        client_action_id: str) -> bool:
+    """:func:`write_action_if_current` on the event loop (games/pg_async.py), outside any
+    transaction. Raises ``pg_async.Unavailable`` (nothing written) when it cannot run there."""
+    from games import pg_async
+
+    sql, params = conditional_write_sql(match, rows, base_seq=base_seq, role=role,
+                                        client_action_id=client_action_id)
+    row = await pg_async.fetchone(sql, params)
+    match_id, seq, state = match.id, match.seq, match.state
+    if row is None:
+        return False
+    match.agent_seats = _loads(row[0])
+    state_cache.put(match_id, seq, state, (match.game_id, match.batch_id))   # committed already
+    return True
+
+
+def conditional_write_sql(match: Match, rows: list[MatchEvent], *, base_seq: int, role: str,
+                          client_action_id: str) -> tuple[str, list]:
     insert_sql, insert_params = _insert_sql(rows, typed=True)
     update_sql, update_params = _update_sql(match, finished=False)
     update_sql += " AND seq = %s AND status = %s"
@@ -233,11 +265,12 @@ def write_action_if_current(match: Match, rows: list[MatchEvent], *, base_seq: i
         update_sql += (" AND NOT EXISTS (SELECT 1 FROM games_matchevent WHERE match_id = %s AND actor = %s "
                        "AND client_action_id = %s)")
         update_params += [match.id, role, client_action_id]
-    with connection.cursor() as cur:
-        cur.execute(f"WITH updated AS ({update_sql} RETURNING agent_seats), "
-                    f"appended AS ({insert_sql} WHERE EXISTS (SELECT 1 FROM updated)) "
-                    "SELECT agent_seats FROM updated", update_params + insert_params)
-        row = cur.fetchone()
+    return (f"WITH updated AS ({update_sql} RETURNING agent_seats), "
+            f"appended AS ({insert_sql} WHERE EXISTS (SELECT 1 FROM updated)) "
+            "SELECT agent_seats FROM updated", update_params + insert_params)
+
+
+def conditional_write_done(match: Match, row) -> bool:
     if row is None:
         return False
     match.agent_seats = _loads(row[0])

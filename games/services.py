@@ -21,11 +21,14 @@ Invariant: for every match, ``Match.state`` equals replaying its logged actions 
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import time
 import uuid
+import weakref
 from dataclasses import dataclass, field
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
@@ -37,6 +40,7 @@ from games.registry import get_game
 
 
 CONDITIONAL_WRITES = os.environ.get("GT_CONDITIONAL_WRITES", "1") != "0"
+ASYNC_WRITES = os.environ.get("GT_ASYNC_WRITES", "1") != "0"
 
 
 def now_ms() -> int:
@@ -94,6 +98,12 @@ def _rows(match: Match, start_seq: int, events: list[Event], *, actor: str, t: i
 
 def _after_commit(match: Match, rows: list[MatchEvent]) -> None:
     """Broadcast committed events with every seat's fresh view, then wake agent seats."""
+    transaction.on_commit(_announcement(match, rows))
+
+
+def _announcement(match: Match, rows: list[MatchEvent]):
+    """What to do once ``rows`` are committed: a function that broadcasts them (with every seat's
+    fresh view) and wakes the agent seats whose turn it is. Computed now, run after commit."""
     from agents.dispatch import wake_agents  # agents depend on games, not the other way round
     from games.broadcast import broadcast_events
 
@@ -111,7 +121,8 @@ def _after_commit(match: Match, rows: list[MatchEvent]) -> None:
             wake_agents(match_id=match_id, seq=seq, roles=[r for r in to_act if r in agent_seats],
                         agent_seats=agent_seats)
 
-    transaction.on_commit(send)
+    send.wakes_agents = bool(agent_seats and to_act)   # wake_agents may block (Celery's broker)
+    return send
 
 
 @transaction.atomic
@@ -171,7 +182,8 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
 
 
 def match_apply_action(*, match_id, role: str, action: dict, client_action_id: str = "",
-                       expected_seq: int | None = None, notice: Event | None = None) -> ActionResult:
+                       expected_seq: int | None = None, notice: Event | None = None,
+                       try_conditional: bool = True) -> ActionResult:
     """Apply one action for ``role`` (see the module docstring for the steps).
 
     Raises :class:`IllegalAction` (nothing changed) when the match is over, the action is stale
@@ -182,7 +194,7 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
         raise IllegalAction("bad_action", "An action must be a JSON object.")
     if not isinstance(client_action_id, str) or len(client_action_id) > 64:
         raise IllegalAction("bad_action_id", "An action id must be text of at most 64 characters.")
-    if CONDITIONAL_WRITES and notice is None and role != SYSTEM:
+    if try_conditional and CONDITIONAL_WRITES and notice is None and role != SYSTEM:
         result = _apply_if_current(match_id, role, action, client_action_id, expected_seq)
         if result is not None:
             return result
@@ -224,10 +236,10 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
     return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
 
 
-def _apply_if_current(match_id, role: str, action: dict, client_action_id: str,
-                      expected_seq: int | None) -> ActionResult | None:
-    """The action applied to this process's last snapshot of the match and written in one
-    conditional statement; None (nothing written) when the locked way must decide."""
+def _prepare_if_current(match_id, role: str, action: dict, client_action_id: str,
+                        expected_seq: int | None):
+    """The action applied to this process's last snapshot of the match: ``(match, rows, base_seq)``
+    ready for the conditional write, or None when the locked way must decide."""
     match = match_store.cached_match(match_id)
     if match is None or (expected_seq is not None and match.seq != expected_seq):
         return None
@@ -247,10 +259,72 @@ def _apply_if_current(match_id, role: str, action: dict, client_action_id: str,
     match.state = new_state
     match.seq = rows[-1].seq
     match.outcome = spec.rules.outcome(new_state)
+    return match, rows, base_seq
+
+
+def _apply_if_current(match_id, role: str, action: dict, client_action_id: str,
+                      expected_seq: int | None) -> ActionResult | None:
+    """The action written in one conditional statement; None (nothing written) when the locked
+    way must decide."""
+    prepared = _prepare_if_current(match_id, role, action, client_action_id, expected_seq)
+    if prepared is None:
+        return None
+    match, rows, base_seq = prepared
     if not match_store.write_action_if_current(match, rows, base_seq=base_seq, role=role,
                                                client_action_id=client_action_id):
         return None
     _after_commit(match, rows)
+    return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
+
+
+async def match_apply_action_async(*, match_id, role: str, action: dict, client_action_id: str = "") -> ActionResult:
+    """``match_apply_action`` for a seat's consumer, on the server's event loop.
+
+    The conditional write runs on the loop itself (games/pg_async.py): no database thread, no
+    transaction. Everything else (no current snapshot here, a refusal, the match's end, the
+    conditional write refused or unavailable) is ``match_apply_action`` in a database thread, so
+    the answers are the same. ``GT_ASYNC_WRITES=0`` sends every action to the thread.
+    """
+    from channels.db import database_sync_to_async
+
+    locked = partial(database_sync_to_async(match_apply_action, thread_sensitive=False), match_id=match_id,
+                     role=role, action=action, client_action_id=client_action_id)
+    if not (ASYNC_WRITES and CONDITIONAL_WRITES and role != SYSTEM and isinstance(action, dict)
+            and isinstance(client_action_id, str) and len(client_action_id) <= 64 and match_store.async_ready()):
+        return await locked()
+    # One action of a match at a time in this process: two seats acting at the same moment would
+    # otherwise both start from the same snapshot, and one of them would be refused and retried
+    # the expensive way (and under load, more of them would: the retries feed the backlog).
+    key = (asyncio.get_running_loop(), str(match_id))   # an asyncio lock belongs to one loop
+    lock = _match_locks.get(key)
+    if lock is None:
+        lock = _match_locks[key] = asyncio.Lock()
+    async with lock:
+        return await _apply_on_loop(match_id, role, action, client_action_id, locked)
+
+
+_match_locks: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+async def _apply_on_loop(match_id, role: str, action: dict, client_action_id: str, locked) -> ActionResult:
+    prepared = _prepare_if_current(match_id, role, action, client_action_id, None)
+    if prepared is None:
+        return await locked(try_conditional=False)
+    match, rows, base_seq = prepared
+    from games import pg_async
+
+    try:
+        written = await asyncio.shield(match_store.write_action_if_current_async(
+            match, rows, base_seq=base_seq, role=role, client_action_id=client_action_id))
+    except pg_async.Unavailable:
+        written = False
+    if not written:
+        return await locked(try_conditional=False)
+    send = _announcement(match, rows)
+    if send.wakes_agents:
+        await asyncio.get_running_loop().run_in_executor(None, send)
+    else:
+        send()
     return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
 
 
