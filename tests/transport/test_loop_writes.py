@@ -1,0 +1,97 @@
+"""Actions written on the event loop (games/pg_async.py) through the real consumer, Redis and
+PostgreSQL: the same acks, events and log as the thread path, and a clean fall back to it."""
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+from channels.db import database_sync_to_async
+from django.db import connection
+
+from games import pg_async, services
+from games.services import match_replay
+
+from .test_match_consumer import connect, make_match, snapshot, until
+
+pytestmark = [
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL only"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+async def play_three_actions(match, seats):
+    speaker, _ = await connect(match.id, seats["speaker"].token, last_seq=0)
+    listener, _ = await connect(match.id, seats["listener"].token, last_seq=0)
+    acks = []
+    for comm, other, action_id, text in [(speaker, listener, "s1", "the dull teal"),
+                                         (listener, speaker, "l1", "the darker one?"),
+                                         (speaker, listener, "s2", "yes")]:
+        await comm.send_json_to({"type": "action", "id": action_id, "action": {"type": "chat", "text": text}})
+        acks.append(await until(comm, "ack"))
+        while True:   # the partner sees it (after the events it has not read yet)
+            got = await until(other, "events")
+            if got["events"][-1]["payload"].get("text") == text:
+                break
+    await speaker.send_json_to({"type": "action", "id": "s2", "action": {"type": "chat", "text": "yes"}})
+    again = await until(speaker, "ack")   # a resend: answered, not applied again
+    assert again["duplicate"] is True and again["seq"] == acks[-1]["seq"]
+    await speaker.disconnect()
+    await listener.disconnect()
+    return acks
+
+
+@database_sync_to_async
+def replayed(match_id):
+    from games.models import Match
+
+    match = Match.objects.get(pk=match_id)
+    return match.state == match_replay(match)
+
+
+async def test_seat_actions_are_written_on_the_event_loop_with_the_same_outcome():
+    match, seats = await make_match()
+    calls = []
+    real = pg_async.fetchone
+
+    async def counted(sql, params):
+        calls.append(sql[:40])
+        return await real(sql, params)
+
+    with mock.patch.object(pg_async, "fetchone", counted), \
+            mock.patch.object(services, "match_apply_action", wraps=services.match_apply_action) as thread_path:
+        acks = await play_three_actions(match, seats)
+    # three written on the loop; the resend tried there too, was refused (its id is logged) and was
+    # answered by the thread path
+    assert len(calls) == 4 and all(c.startswith("WITH updated AS (UPDATE") for c in calls)
+    assert thread_path.call_count == 1
+    seq, state, events = await snapshot(match.id)
+    assert [a["seq"] for a in acks] == [seq - 2, seq - 1, seq]
+    assert [m["text"] for m in state["messages"]] == ["the dull teal", "the darker one?", "yes"]
+    assert [s for s, _ in sorted(events)] == list(range(1, seq + 1))
+    assert await replayed(match.id)
+
+
+async def test_when_the_event_loop_cannot_write_the_thread_path_does_it_once():
+    match, seats = await make_match()
+
+    async def unavailable(sql, params):
+        raise pg_async.Unavailable("connection refused")
+
+    with mock.patch.object(pg_async, "fetchone", unavailable):
+        acks = await play_three_actions(match, seats)
+    seq, state, _ = await snapshot(match.id)
+    assert [a["seq"] for a in acks] == [seq - 2, seq - 1, seq]
+    assert len(state["messages"]) == 3
+    assert await replayed(match.id)
+
+
+async def test_with_event_loop_writes_off_every_action_goes_through_the_thread(monkeypatch):
+    monkeypatch.setattr(services, "ASYNC_WRITES", False)
+    match, seats = await make_match()
+
+    async def fail(sql, params):  # pragma: no cover - must not be called
+        raise AssertionError("the event loop wrote")
+
+    with mock.patch.object(pg_async, "fetchone", fail):
+        await play_three_actions(match, seats)
+    assert await replayed(match.id)
