@@ -255,6 +255,33 @@ async def write_action_if_current_async(match: Match, rows: list[MatchEvent], *,
     return True
 
 
+async def refresh_async(match_id, seq: int) -> bool:
+    """Read the match's current snapshot on the event loop (no lock) into this process's cache.
+    True when it is active and newer than ``seq``: a conditional write from it may succeed."""
+    from games import pg_async
+
+    key = _key(match_id)
+    have_static = static_cache.get(key, 0) is not None
+    row = await pg_async.fetchone(
+        "SELECT seq, status, game_id, batch_id, state, CASE WHEN %s THEN NULL ELSE state_static END, "
+        "state_static IS NOT NULL FROM games_match WHERE id = %s", [have_static, key])
+    if row is None:
+        return False
+    current, status, game_id, batch_id, text, static_text, static_stored = row
+    if status != Match.Status.ACTIVE or current <= seq or (not static_stored and static_keys(game_id)):
+        return False
+    static = {}
+    if static_stored:
+        static = static_cache.get(key, 0)
+        if static is None:
+            static = _loads(static_text)
+            static_cache.put(key, 0, static)
+    entry = state_cache.entry(key)
+    if entry is None or entry[0] < current:
+        state_cache.put(key, current, {**static, **_loads(text)}, (game_id, batch_id))
+    return True
+
+
 def conditional_write_sql(match: Match, rows: list[MatchEvent], *, base_seq: int, role: str,
                           client_action_id: str) -> tuple[str, list]:
     insert_sql, insert_params = _insert_sql(rows, typed=True)

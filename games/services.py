@@ -306,18 +306,31 @@ async def match_apply_action_async(*, match_id, role: str, action: dict, client_
 _match_locks: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
+LOOP_WRITE_ATTEMPTS = 3
+
+
 async def _apply_on_loop(match_id, role: str, action: dict, client_action_id: str, locked) -> ActionResult:
-    prepared = _prepare_if_current(match_id, role, action, client_action_id, None)
-    if prepared is None:
-        return await locked(try_conditional=False)
-    match, rows, base_seq = prepared
+    """Up to ``LOOP_WRITE_ATTEMPTS`` conditional writes; after a refusal, the current snapshot is
+    read (one statement, no lock) and the action applied to it again. A refusal costs two
+    statements on the loop instead of the locked way's transaction in a thread, which matters
+    when the seats of a match are on different processes and a snapshot is often just overtaken."""
     from games import pg_async
 
-    try:
-        written = await asyncio.shield(match_store.write_action_if_current_async(
-            match, rows, base_seq=base_seq, role=role, client_action_id=client_action_id))
-    except pg_async.Unavailable:
-        written = False
+    written = False
+    for _ in range(LOOP_WRITE_ATTEMPTS):
+        prepared = _prepare_if_current(match_id, role, action, client_action_id, None)
+        if prepared is None:
+            break
+        match, rows, base_seq = prepared
+        try:
+            written = await asyncio.shield(match_store.write_action_if_current_async(
+                match, rows, base_seq=base_seq, role=role, client_action_id=client_action_id))
+            # Refused: another write came first, or the match ended, or the id is a repeat. Only
+            # a newer active snapshot is worth another try; the locked way answers the rest.
+            if written or not await asyncio.shield(match_store.refresh_async(match_id, base_seq)):
+                break
+        except pg_async.Unavailable:
+            break
     if not written:
         return await locked(try_conditional=False)
     send = _announcement(match, rows)

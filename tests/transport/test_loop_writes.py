@@ -60,9 +60,9 @@ async def test_seat_actions_are_written_on_the_event_loop_with_the_same_outcome(
     with mock.patch.object(pg_async, "fetchone", counted), \
             mock.patch.object(services, "match_apply_action", wraps=services.match_apply_action) as thread_path:
         acks = await play_three_actions(match, seats)
-    # three written on the loop; the resend tried there too, was refused (its id is logged) and was
-    # answered by the thread path
-    assert len(calls) == 4 and all(c.startswith("WITH updated AS (UPDATE") for c in calls)
+    # three written on the loop; the resend tried there too, was refused (its id is logged), found
+    # no newer snapshot and was answered by the thread path
+    assert [c[:22] for c in calls] == ["WITH updated AS (UPDAT"] * 4 + ["SELECT seq, status, ga"]
     assert thread_path.call_count == 1
     seq, state, events = await snapshot(match.id)
     assert [a["seq"] for a in acks] == [seq - 2, seq - 1, seq]
@@ -95,3 +95,38 @@ async def test_with_event_loop_writes_off_every_action_goes_through_the_thread(m
     with mock.patch.object(pg_async, "fetchone", fail):
         await play_three_actions(match, seats)
     assert await replayed(match.id)
+
+
+async def test_a_snapshot_overtaken_by_another_process_is_read_again_and_written_on_the_loop():
+    from games import match_store
+
+    match, seats = await make_match()
+    speaker, _ = await connect(match.id, seats["speaker"].token, last_seq=0)
+    listener, _ = await connect(match.id, seats["listener"].token, last_seq=0)
+    await speaker.send_json_to({"type": "action", "id": "s1", "action": {"type": "chat", "text": "one"}})
+    await until(speaker, "ack")
+    stale = match_store.state_cache.entry(match.id)
+    # another process writes (its broadcast is not seen here: this process's snapshot stays old)
+    with mock.patch("games.broadcast.broadcast_events"):
+        await database_sync_to_async(services.match_apply_action)(
+            match_id=match.id, role="speaker", action={"type": "chat", "text": "two"}, client_action_id="s2",
+            try_conditional=False)
+    match_store.state_cache.put(match.id, *stale)
+    calls = []
+    real = pg_async.fetchone
+
+    async def counted(sql, params):
+        calls.append("write" if sql.startswith("WITH updated AS (UPDATE") else sql[:18])
+        return await real(sql, params)
+
+    with mock.patch.object(pg_async, "fetchone", counted), \
+            mock.patch.object(services, "match_apply_action", wraps=services.match_apply_action) as thread_path:
+        await listener.send_json_to({"type": "action", "id": "l1", "action": {"type": "chat", "text": "three"}})
+        ack = await until(listener, "ack")
+    assert thread_path.call_count == 0
+    assert calls == ["write", "SELECT seq, status", "write"]   # refused, read again, written
+    seq, state, _ = await snapshot(match.id)
+    assert ack["seq"] == seq and [m["text"] for m in state["messages"]] == ["one", "two", "three"]
+    assert await replayed(match.id)
+    await speaker.disconnect()
+    await listener.disconnect()
