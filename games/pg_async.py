@@ -23,7 +23,7 @@ import psycopg2.extras
 
 log = logging.getLogger(__name__)
 
-POOL_SIZE = int(os.environ.get("GT_ASYNC_PG_POOL", "4"))
+POOL_SIZE = int(os.environ.get("GT_ASYNC_PG_POOL", "16"))
 
 
 class Unavailable(Exception):
@@ -85,6 +85,8 @@ def _pool() -> _Pool:
     loop = asyncio.get_running_loop()
     pool = _pools.get(loop)
     if pool is None:
+        for other in [other for other in _pools if other.is_closed()]:   # loops that ended (tests)
+            _close(_pools.pop(other))
         psycopg2.extras.register_uuid()   # Django does it too; UUID parameters as uuid
         pool = _pools[loop] = _Pool(loop, _params(), POOL_SIZE)
     return pool
@@ -148,11 +150,15 @@ async def fetchone(sql: str, params: list):
         pool.release(conn, broken=broken)
 
 
+def _close(pool: _Pool) -> None:
+    for conn in pool.idle:
+        conn.close()
+    pool.idle.clear()
+    pool.opened = 0
+
+
 def close_all() -> None:
     """Close this process's event-loop connections (tests; a server shutting down)."""
     for pool in list(_pools.values()):
-        for conn in pool.idle:
-            conn.close()
-        pool.idle.clear()
-        pool.opened = 0
+        _close(pool)
     _pools.clear()

@@ -117,6 +117,9 @@ def _close_stray_connections(django_db_setup, django_db_blocker):
     yield
     from django.db import connection
 
+    from games import pg_async
+
+    pg_async.close_all()
     if connection.vendor != "postgresql" or not str(connection.settings_dict["NAME"]).startswith("test_"):
         return
     with django_db_blocker.unblock():
