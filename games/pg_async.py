@@ -107,19 +107,16 @@ async def _wait(conn) -> None:
                 future.set_result(None)
 
         if state == ext.POLL_READ:
-            loop.add_reader(fd, wake)
-            try:
-                await ready
-            finally:
-                loop.remove_reader(fd)
+            add, remove = loop.add_reader, loop.remove_reader
         elif state == ext.POLL_WRITE:
-            loop.add_writer(fd, wake)
-            try:
-                await ready
-            finally:
-                loop.remove_writer(fd)
+            add, remove = loop.add_writer, loop.remove_writer
         else:  # pragma: no cover - psycopg2 documents no other state
             raise psycopg2.OperationalError(f"unexpected poll state {state}")
+        add(fd, wake)
+        try:
+            await ready
+        finally:
+            remove(fd)
 
 
 async def fetchone(sql: str, params: list):
@@ -132,7 +129,7 @@ async def fetchone(sql: str, params: list):
     pool = _pool()
     try:
         conn = await pool.acquire()
-    except psycopg2.Error as exc:
+    except (psycopg2.Error, OSError) as exc:
         raise Unavailable(f"no connection: {exc}") from exc
     broken = True
     try:
@@ -143,7 +140,7 @@ async def fetchone(sql: str, params: list):
         cur.close()
         broken = False
         return row
-    except psycopg2.Error as exc:
+    except (psycopg2.Error, OSError) as exc:
         log.warning("event-loop statement failed, taking the thread path: %s", exc)
         raise Unavailable(str(exc)) from exc
     finally:

@@ -36,7 +36,34 @@ def colors_match(rounds: int = 3, seed: int = 7, agents: dict | None = None, wak
 
 def listener_target(match) -> int:
     """Where the current round's target sits in the listener's order (test-side knowledge)."""
-    from games.colors.rules import colors_for
-
     state = match.state
     return state["rounds"][state["round"]]["positions"]["listener"][0]
+
+
+def run_in_threads(n: int, work) -> None:
+    """Call ``work(i)`` for i in 0..n-1 from n threads (each its own PostgreSQL connection), all
+    released at once; re-raises the first error of any thread."""
+    import threading
+
+    from django.db import close_old_connections, connection
+
+    barrier = threading.Barrier(n)
+    errors = []
+
+    def worker(i: int) -> None:
+        try:
+            barrier.wait()
+            work(i)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+        finally:
+            close_old_connections()
+            connection.close()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]

@@ -7,10 +7,9 @@ snapshot cache is filled only on commit.
 """
 from __future__ import annotations
 
-import threading
 
 import pytest
-from django.db import close_old_connections, connection
+from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from games import match_store, services
@@ -18,7 +17,7 @@ from games.base import IllegalAction
 from games.models import Match, MatchEvent
 from games.services import match_abort, match_apply_action, match_replay
 
-from .factories import colors_match, listener_target
+from .factories import colors_match, listener_target, run_in_threads
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL only"),
@@ -145,27 +144,13 @@ def test_two_seats_racing_on_one_process_lose_nothing_and_apply_nothing_twice():
     match, _ = colors_match()
     chat(match, "speaker", "start", "start")
     start_seq = match_store.cached_match(match.id).seq
-    barrier = threading.Barrier(8)
-    errors = []
 
-    def worker(i: int) -> None:
-        try:
-            barrier.wait()
-            for j in range(10):
-                for _ in range(2):   # each action sent twice, as a reconnecting client may
-                    chat(match, ("speaker", "listener")[i % 2], f"m{i}-{j}", f"c{i}-{j}")
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-        finally:
-            close_old_connections()
-            connection.close()
+    def work(i: int) -> None:
+        for j in range(10):
+            for _ in range(2):   # each action sent twice, as a reconnecting client may
+                chat(match, ("speaker", "listener")[i % 2], f"m{i}-{j}", f"c{i}-{j}")
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_in_threads(8, work)
     match.refresh_from_db()
     assert match.seq == start_seq + 80
     assert [row[0] for row in log(match)] == list(range(1, match.seq + 1))

@@ -1,16 +1,13 @@
 """The match service against PostgreSQL: sequence numbers, idempotency, staleness, concurrency."""
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import close_old_connections, connection
 
 from games.base import IllegalAction
 from games.models import Match, MatchEvent
 from games.services import match_apply_action, match_replay
 
-from .factories import colors_match, listener_target
+from .factories import colors_match, listener_target, run_in_threads
 
 pytestmark = pytest.mark.django_db
 
@@ -100,30 +97,16 @@ def test_many_concurrent_actions_on_one_match_get_contiguous_seqs():
     """16 threads (16 PostgreSQL connections) chat on one match at once: every message lands once."""
     match, _ = colors_match()
     start_seq = match.seq
-    barrier = threading.Barrier(16)
-    errors = []
 
-    def worker(i: int) -> None:
-        try:
-            barrier.wait()
-            for j in range(5):
-                match_apply_action(match_id=match.id, role=("speaker", "listener")[i % 2],
-                                   action={"type": "chat", "text": f"m{i}-{j}"}, client_action_id=f"c{i}-{j}")
-                # a retry of the same action must not be applied again
-                match_apply_action(match_id=match.id, role=("speaker", "listener")[i % 2],
-                                   action={"type": "chat", "text": f"m{i}-{j}"}, client_action_id=f"c{i}-{j}")
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-        finally:
-            close_old_connections()
-            connection.close()
+    def work(i: int) -> None:
+        for j in range(5):
+            match_apply_action(match_id=match.id, role=("speaker", "listener")[i % 2],
+                               action={"type": "chat", "text": f"m{i}-{j}"}, client_action_id=f"c{i}-{j}")
+            # a retry of the same action must not be applied again
+            match_apply_action(match_id=match.id, role=("speaker", "listener")[i % 2],
+                               action={"type": "chat", "text": f"m{i}-{j}"}, client_action_id=f"c{i}-{j}")
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_in_threads(16, work)
     match.refresh_from_db()
     seqs = list(MatchEvent.objects.filter(match=match).order_by("seq").values_list("seq", flat=True))
     assert seqs == list(range(1, start_seq + 81))
