@@ -24,6 +24,7 @@ import uuid
 from collections import OrderedDict
 
 import orjson
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -147,10 +148,7 @@ def lock_match(match_id) -> Match | None:
         else:
             state = _loads(text)
             if static_stored:
-                if static is None:
-                    static = _loads(static_text)
-                    static_cache.put(key, 0, static)
-                state = {**static, **state}
+                state = {**_static_part(key, static, static_text), **state}
     match = Match(id=key, batch_id=batch_id, game_id=game_id, seq=seq, status=status, state=state,
                   agent_seats=_loads(agent_seats))
     match._state.adding = False
@@ -247,12 +245,7 @@ async def write_action_if_current_async(match: Match, rows: list[MatchEvent], *,
     sql, params = conditional_write_sql(match, rows, base_seq=base_seq, role=role,
                                         client_action_id=client_action_id)
     row = await pg_async.fetchone(sql, params)
-    match_id, seq, state = match.id, match.seq, match.state
-    if row is None:
-        return False
-    match.agent_seats = _loads(row[0])
-    state_cache.put(match_id, seq, state, (match.game_id, match.batch_id))   # committed already
-    return True
+    return conditional_write_done(match, row, committed=True)
 
 
 async def refresh_async(match_id, seq: int) -> bool:
@@ -270,15 +263,8 @@ async def refresh_async(match_id, seq: int) -> bool:
     current, status, game_id, batch_id, text, static_text, static_stored = row
     if status != Match.Status.ACTIVE or current <= seq or (not static_stored and static_keys(game_id)):
         return False
-    static = {}
-    if static_stored:
-        static = static_cache.get(key, 0)
-        if static is None:
-            static = _loads(static_text)
-            static_cache.put(key, 0, static)
-    entry = state_cache.entry(key)
-    if entry is None or entry[0] < current:
-        state_cache.put(key, current, {**static, **_loads(text)}, (game_id, batch_id))
+    static = _static_part(key, static_cache.get(key, 0), static_text) if static_stored else {}
+    _keep_if_newer(key, current, {**static, **_loads(text)}, (game_id, batch_id))
     return True
 
 
@@ -297,17 +283,18 @@ def conditional_write_sql(match: Match, rows: list[MatchEvent], *, base_seq: int
             "SELECT agent_seats FROM updated", update_params + insert_params)
 
 
-def conditional_write_done(match: Match, row) -> bool:
+def conditional_write_done(match: Match, row, *, committed: bool = False) -> bool:
+    """After the conditional statement: False when it wrote nothing; else fill ``agent_seats`` from
+    its row and cache the new snapshot (now, when the statement ran outside a transaction and so
+    has ``committed``; otherwise once the caller's transaction commits)."""
     if row is None:
         return False
     match.agent_seats = _loads(row[0])
-    _cache_on_commit(match)
+    if committed:
+        _keep_if_newer(match.id, match.seq, match.state, (match.game_id, match.batch_id))
+    else:
+        _cache_on_commit(match)
     return True
-
-
-# Snapshots larger than this are not sent along with the broadcast (the other processes then take the
-# locked way for their next action on the match).
-BROADCAST_SNAPSHOT_MAX = int(os.environ.get("GT_BROADCAST_SNAPSHOT_MAX", str(32 * 1024)))
 
 
 def snapshot_for_broadcast(match: Match) -> dict | None:
@@ -320,7 +307,9 @@ def snapshot_for_broadcast(match: Match) -> dict | None:
     would almost never apply (docs/bench.md).
     """
     written = getattr(match, "_snapshot_json", None)
-    if written is None or match.status != Match.Status.ACTIVE or len(written[0]) > BROADCAST_SNAPSHOT_MAX:
+    # Larger snapshots are not sent (the other processes then take the locked way next time).
+    if (written is None or match.status != Match.Status.ACTIVE
+            or len(written[0]) > settings.GT_BROADCAST_SNAPSHOT_MAX):
         return None
     return {"state": written[0], "split": written[1], "game_id": match.game_id, "batch_id": match.batch_id}
 
@@ -336,8 +325,8 @@ def remember_broadcast(match_id, seq: int, snapshot: dict | None) -> None:
     if snapshot is None or static is None:
         state_cache.forget_before(match_id, seq)
         return
-    state_cache.put(match_id, seq, {**static, **orjson.loads(snapshot["state"])},
-                    (snapshot["game_id"], snapshot["batch_id"]))
+    _keep_if_newer(match_id, seq, {**static, **orjson.loads(snapshot["state"])},
+                   (snapshot["game_id"], snapshot["batch_id"]))
 
 
 def _insert_sql(rows: list[MatchEvent], *, typed: bool = False) -> tuple[str, list]:
@@ -378,9 +367,23 @@ def remember_loaded(match: Match) -> None:
         return   # not split yet: the next write stores the static part, so it must take the locked way
     if static is not None and static_cache.get(key, 0) is None:
         static_cache.put(key, 0, static)
+    _keep_if_newer(key, match.seq, match.state, (match.game_id, match.batch_id))
+
+
+def _static_part(key, cached: dict | None, text) -> dict:
+    """A match's static part: this process's copy, or the one just read (then kept)."""
+    if cached is not None:
+        return cached
+    static = _loads(text)
+    static_cache.put(key, 0, static)
+    return static
+
+
+def _keep_if_newer(key, seq: int, state: dict, meta) -> None:
+    """Cache ``(seq, state)`` unless this process already holds this seq or a later one."""
     entry = state_cache.entry(key)
-    if entry is None or entry[0] < match.seq:
-        state_cache.put(key, match.seq, match.state, (match.game_id, match.batch_id))
+    if entry is None or entry[0] < seq:
+        state_cache.put(key, seq, state, meta)
 
 
 def _update_sql(match: Match, finished: bool) -> tuple[str, list]:

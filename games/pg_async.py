@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 
 import psycopg2
 import psycopg2.extensions as ext
 import psycopg2.extras
 
 log = logging.getLogger(__name__)
-
-POOL_SIZE = int(os.environ.get("GT_ASYNC_PG_POOL", "16"))
-
 
 class Unavailable(Exception):
     """The statement could not be run here (nothing was written); use the thread path."""
@@ -88,7 +84,9 @@ def _pool() -> _Pool:
         for other in [other for other in _pools if other.is_closed()]:   # loops that ended (tests)
             _close(_pools.pop(other))
         psycopg2.extras.register_uuid()   # Django does it too; UUID parameters as uuid
-        pool = _pools[loop] = _Pool(loop, _params(), POOL_SIZE)
+        from django.conf import settings
+
+        pool = _pools[loop] = _Pool(loop, _params(), settings.GT_ASYNC_PG_POOL)
     return pool
 
 

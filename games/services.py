@@ -22,7 +22,6 @@ Invariant: for every match, ``Match.state`` equals replaying its logged actions 
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import time
 import uuid
@@ -30,6 +29,7 @@ import weakref
 from dataclasses import dataclass, field
 from functools import partial
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -39,8 +39,8 @@ from games.models import Batch, Match, MatchEvent, Participant, Seat
 from games.registry import get_game
 
 
-CONDITIONAL_WRITES = os.environ.get("GT_CONDITIONAL_WRITES", "1") != "0"
-ASYNC_WRITES = os.environ.get("GT_ASYNC_WRITES", "1") != "0"
+CONDITIONAL_WRITES = settings.GT_CONDITIONAL_WRITES
+ASYNC_WRITES = settings.GT_ASYNC_WRITES
 
 
 def now_ms() -> int:
@@ -190,10 +190,7 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
     or the rules refuse it. ``notice`` is a platform event written just before the action's own
     events in the same transaction (e.g. ``agent_timed_out`` before a fallback's move).
     """
-    if not isinstance(action, dict):
-        raise IllegalAction("bad_action", "An action must be a JSON object.")
-    if not isinstance(client_action_id, str) or len(client_action_id) > 64:
-        raise IllegalAction("bad_action_id", "An action id must be text of at most 64 characters.")
+    _check_envelope(action, client_action_id)
     if try_conditional and CONDITIONAL_WRITES and notice is None and role != SYSTEM:
         result = _apply_if_current(match_id, role, action, client_action_id, expected_seq)
         if result is not None:
@@ -234,6 +231,13 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
         match_store.write_action(match, rows, finished=finished)
         _after_commit(match, rows)
     return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
+
+
+def _check_envelope(action, client_action_id) -> None:
+    if not isinstance(action, dict):
+        raise IllegalAction("bad_action", "An action must be a JSON object.")
+    if not isinstance(client_action_id, str) or len(client_action_id) > 64:
+        raise IllegalAction("bad_action_id", "An action id must be text of at most 64 characters.")
 
 
 def _prepare_if_current(match_id, role: str, action: dict, client_action_id: str,
@@ -289,8 +293,8 @@ async def match_apply_action_async(*, match_id, role: str, action: dict, client_
 
     locked = partial(database_sync_to_async(match_apply_action, thread_sensitive=False), match_id=match_id,
                      role=role, action=action, client_action_id=client_action_id)
-    if not (ASYNC_WRITES and CONDITIONAL_WRITES and role != SYSTEM and isinstance(action, dict)
-            and isinstance(client_action_id, str) and len(client_action_id) <= 64 and match_store.async_ready()):
+    _check_envelope(action, client_action_id)
+    if not (ASYNC_WRITES and CONDITIONAL_WRITES and role != SYSTEM and match_store.async_ready()):
         return await locked()
     # One action of a match at a time in this process: two seats acting at the same moment would
     # otherwise both start from the same snapshot, and one of them would be refused and retried

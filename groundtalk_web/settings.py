@@ -25,6 +25,19 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_int(name: str, default: int, minimum: int) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        number = None
+    if number is None or number < minimum:
+        raise ImproperlyConfigured(f"{name} must be a whole number of at least {minimum}, not {value!r}.")
+    return number
+
+
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 REDIS_URL = os.environ.get("REDIS_URL", "")
 EMBEDDED = not (DATABASE_URL and REDIS_URL)
@@ -145,6 +158,13 @@ GT_WS_BURST = int(os.environ.get("GT_WS_BURST", "16"))     # actions in a burst
 GT_PSEUDONYM_KEY = os.environ.get("GT_PSEUDONYM_KEY", SECRET_KEY)
 GT_PARTNER_GONE_S = int(os.environ.get("GT_PARTNER_GONE_S", "60"))
 GT_CODRAW_ART_DIR = os.environ.get("GT_CODRAW_ART_DIR", "")
+
+# The action write path (games/services.py, docs/architecture.md). Off switches are for comparisons
+# (docs/bench.md); the pool is per server process and counts against PostgreSQL's max_connections.
+GT_CONDITIONAL_WRITES = env_bool("GT_CONDITIONAL_WRITES", True)
+GT_ASYNC_WRITES = env_bool("GT_ASYNC_WRITES", True)
+GT_ASYNC_PG_POOL = env_int("GT_ASYNC_PG_POOL", 16, minimum=1)
+GT_BROADCAST_SNAPSHOT_MAX = env_int("GT_BROADCAST_SNAPSHOT_MAX", 32 * 1024, minimum=0)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -45,3 +45,17 @@ def test_an_unknown_channel_layer_setting_is_refused_clearly():
     ok = subprocess.run([sys.executable, "-c", "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', "
                          "'groundtalk_web.settings'); django.setup()"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
+
+
+def test_write_path_numbers_from_the_environment_are_checked():
+    code = ("import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'groundtalk_web.settings'); "
+            "django.setup(); from django.conf import settings; "
+            "print(settings.GT_ASYNC_PG_POOL, settings.GT_BROADCAST_SNAPSHOT_MAX, settings.GT_CONDITIONAL_WRITES)")
+    for name, bad in [("GT_ASYNC_PG_POOL", "0"), ("GT_ASYNC_PG_POOL", "many"), ("GT_BROADCAST_SNAPSHOT_MAX", "-1")]:
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, name: bad},
+                             capture_output=True, text=True)
+        assert out.returncode != 0 and f"{name} must be a whole number of at least" in out.stderr, (name, bad)
+    env = {**os.environ, "GT_ASYNC_PG_POOL": "4", "GT_BROADCAST_SNAPSHOT_MAX": "0", "GT_CONDITIONAL_WRITES": "0"}
+    ok = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.split() == ["4", "0", "False"]
