@@ -32,7 +32,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.consumer import get_handler_name
 from django.conf import settings
 
-from games import match_store, selectors, services
+from games import match_store, ratelimit, selectors, services
 from games.base import IllegalAction
 from games.broadcast import group_for, set_main_loop
 from games.services import project_event
@@ -59,12 +59,15 @@ class TokenBucket:
 
 
 REORDER_WAIT_S = 0.25
+FLOOD_CLOSE_CODE = 4008   # the connection sent more frames than GT_WS_FRAME_RATE/GT_WS_FRAME_BURST allow
+JOIN_RATE, JOIN_BURST = 1, 3   # join attempts per connection (each costs a database read)
 
 
 class MatchConsumer(AsyncWebsocketConsumer):
     seat = None
     sent_seq = 0
     gap_check_pending = False
+    flooded = False
 
     async def dispatch(self, message):
         """Channels' dispatch, without its per-message ``close_old_connections`` hop.
@@ -83,7 +86,9 @@ class MatchConsumer(AsyncWebsocketConsumer):
 
     async def connect(self):
         self.match_id = self.scope["url_route"]["kwargs"]["match_id"]
-        self.bucket = TokenBucket(settings.GT_WS_RATE, settings.GT_WS_BURST)
+        # Actions, resumes and pings are limited per seat (games/ratelimit.py); these two per connection.
+        self.frames = TokenBucket(settings.GT_WS_FRAME_RATE, settings.GT_WS_FRAME_BURST)
+        self.joins = TokenBucket(JOIN_RATE, JOIN_BURST)
         self.early: dict[int, dict] = {}
         self.action_lock = asyncio.Lock()
         self.action_tasks: set[asyncio.Task] = set()
@@ -109,6 +114,12 @@ class MatchConsumer(AsyncWebsocketConsumer):
         await self.send_json(data)
 
     async def receive(self, text_data=None, bytes_data=None):
+        if self.flooded:   # closing: frames still queued are dropped unread
+            return
+        if not self.frames.take():   # any frame counts, before it is even parsed
+            self.flooded = True
+            await self.error("too_many_frames", "Too many messages on this connection; it is closed.")
+            return await self.close(code=FLOOD_CLOSE_CODE)
         if text_data is None:
             return await self.error("bad_frame", "Send JSON text frames, not binary.")
         if len(text_data) > settings.GT_WS_MAX_FRAME:
@@ -137,6 +148,8 @@ class MatchConsumer(AsyncWebsocketConsumer):
     async def on_join(self, message: dict) -> None:
         if self.seat is not None:
             return await self.error("already_joined", "This connection already holds a seat.")
+        if not self.joins.take():
+            return await self.error("rate_limited", "Too many join attempts on this connection.")
         try:
             last_seq = self._last_seq(message)
         except IllegalAction as exc:
@@ -161,6 +174,9 @@ class MatchConsumer(AsyncWebsocketConsumer):
     async def on_resume(self, message: dict) -> None:
         if self.seat is None:
             return await self.error("not_joined", "Join a seat first.")
+        decision = await ratelimit.seat_hit("ws_resume", self.seat.pk)   # before the database read
+        if not decision.allowed:
+            return await self.send_json(ratelimit.ws_error(decision, "Too many resume requests; slow down."))
         try:
             last_seq = self._last_seq(message)
         except IllegalAction as exc:
@@ -171,6 +187,10 @@ class MatchConsumer(AsyncWebsocketConsumer):
                               "game_id": self.seat.match.game_id, **snap})
 
     async def on_ping(self, message: dict) -> None:
+        if self.seat is not None:   # before joining, only the per-connection frame cap applies
+            decision = await ratelimit.seat_hit("ws_ping", self.seat.pk)
+            if not decision.allowed:
+                return await self.send_json(ratelimit.ws_error(decision, "Too many pings; slow down."))
         await self.send_json({"type": "pong", "seq": self.sent_seq})
 
     async def on_action(self, message: dict) -> None:
@@ -198,8 +218,9 @@ class MatchConsumer(AsyncWebsocketConsumer):
             return await self.error("not_joined", "Join a seat first.", action_id)
         if not isinstance(action_id, str) or not (1 <= len(action_id) <= 64):
             return await self.error("bad_action_id", "Every action needs an \"id\": text of 1 to 64 characters.")
-        if not self.bucket.take():
-            return await self.error("rate_limited", "Too many actions at once; slow down.", action_id)
+        decision = await ratelimit.seat_hit("ws_action", self.seat.pk)   # shared by the seat's sockets
+        if not decision.allowed:
+            return await self.send_json(ratelimit.ws_error(decision, "Too many actions at once; slow down.", action_id))
         return action_id
 
     async def _apply_action(self, action_id: str, action) -> None:

@@ -7,7 +7,7 @@ from django.http import Http404, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from games import lobby, selectors
+from games import lobby, ratelimit, selectors
 from games.models import Batch, Match, MatchEvent, Participant, Seat
 from games.registry import get_game
 
@@ -21,6 +21,8 @@ def home(request):
 @require_GET
 def batch_entry(request, slug: str):
     """The link a crowd platform opens (MTurk, Prolific, or a lab link with ?worker=NAME)."""
+    if limited := ratelimit.http_limited(request, "entry"):
+        return limited
     batch = get_object_or_404(Batch, slug=slug)
     try:
         params = lobby.parse_entry(request.GET)
@@ -44,6 +46,8 @@ def _participant(token: str) -> Participant:
 
 def participant_page(request, token: str):
     """One address per worker; what it shows follows the worker's state."""
+    if request.method == "POST" and (limited := ratelimit.http_limited(request, "step")):
+        return limited
     p = _participant(token)
     if request.method == "POST":
         step = request.POST.get("step")
@@ -63,6 +67,8 @@ def participant_page(request, token: str):
     if p.state == Participant.State.INSTRUCTIONS:
         return render(request, f"lobby/instructions_{game.package.split('.')[-1]}.html", ctx)
     if p.state in (Participant.State.WAITING, Participant.State.PLAYING):
+        if limited := ratelimit.http_limited(request, "poll", participant_token=token):  # lobby_poll locks
+            return limited
         status = lobby.lobby_poll(participant_id=p.pk)
         if status.seat_token:
             return redirect(f"/m/{status.match_id}/?seat={status.seat_token}")
@@ -79,7 +85,10 @@ def participant_page(request, token: str):
 
 @require_GET
 def participant_status(request, token: str):
-    """Polled by the waiting page."""
+    """Polled by the waiting page (rate-limited per address and per participant: lobby_poll may
+    take the batch row lock)."""
+    if limited := ratelimit.http_limited(request, "poll", participant_token=token, as_json=True):
+        return limited
     p = _participant(token)
     status = lobby.lobby_poll(participant_id=p.pk)
     data = {"state": status.state, "waited_s": round(status.waited_s, 1), "max_wait_s": status.max_wait_s,

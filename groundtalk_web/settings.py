@@ -151,10 +151,34 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("GT_TASK_VISIBILITY_S", "120"))}
 CELERY_TASK_ALWAYS_EAGER = False
 
-# Player-facing limits (per connection).
+# Player-facing limits. Websocket: per seat (shared by all its sockets in every process), except
+# the frame cap, which is per connection. HTTP: per client address and, for the waiting-room poll,
+# per participant. Rates of 0 turn a limit off. games/ratelimit.py; docs/operations.md "Rate limits".
 GT_WS_MAX_FRAME = int(os.environ.get("GT_WS_MAX_FRAME", "8192"))
-GT_WS_RATE = float(os.environ.get("GT_WS_RATE", "8"))      # actions per second, sustained
+GT_WS_RATE = float(os.environ.get("GT_WS_RATE", "8"))      # actions per second per seat, sustained
 GT_WS_BURST = int(os.environ.get("GT_WS_BURST", "16"))     # actions in a burst
+GT_WS_RESUME_RATE = env_int("GT_WS_RESUME_RATE", 2, minimum=0)     # resumes per second per seat
+GT_WS_RESUME_BURST = env_int("GT_WS_RESUME_BURST", 5, minimum=1)
+GT_WS_PING_RATE = env_int("GT_WS_PING_RATE", 5, minimum=0)         # pings per second per seat
+GT_WS_PING_BURST = env_int("GT_WS_PING_BURST", 20, minimum=1)
+GT_WS_FRAME_RATE = env_int("GT_WS_FRAME_RATE", 50, minimum=1)      # frames of any kind per second per
+GT_WS_FRAME_BURST = env_int("GT_WS_FRAME_BURST", 200, minimum=1)   # connection; over it: closed (4008)
+GT_RL_ENTRY_PER_MIN = env_int("GT_RL_ENTRY_PER_MIN", 300, minimum=0)    # entry links per address
+GT_RL_ENTRY_BURST = env_int("GT_RL_ENTRY_BURST", 100, minimum=1)
+GT_RL_STEP_PER_MIN = env_int("GT_RL_STEP_PER_MIN", 600, minimum=0)      # consent/ready/leave per address
+GT_RL_STEP_BURST = env_int("GT_RL_STEP_BURST", 200, minimum=1)
+GT_RL_POLL_PER_MIN = env_int("GT_RL_POLL_PER_MIN", 6000, minimum=0)     # waiting-room polls per address
+GT_RL_POLL_BURST = env_int("GT_RL_POLL_BURST", 300, minimum=1)
+GT_RL_PARTICIPANT_POLL_PER_MIN = env_int("GT_RL_PARTICIPANT_POLL_PER_MIN", 120, minimum=0)  # per participant
+GT_RL_PARTICIPANT_POLL_BURST = env_int("GT_RL_PARTICIPANT_POLL_BURST", 10, minimum=1)
+# Where the counts live: "redis" (shared by every process; the default with REDIS_URL) or "memory"
+# (per process). Redis checks give up after GT_RL_REDIS_TIMEOUT_MS and then count per process.
+GT_RL_BACKEND = os.environ.get("GT_RL_BACKEND", "redis" if REDIS_URL else "memory")
+if GT_RL_BACKEND not in ("redis", "memory") or (GT_RL_BACKEND == "redis" and not REDIS_URL):
+    raise ImproperlyConfigured(f"GT_RL_BACKEND must be redis (with REDIS_URL set) or memory, not {GT_RL_BACKEND!r}")
+GT_RL_REDIS_POOL = env_int("GT_RL_REDIS_POOL", 16, minimum=1)             # connections per event loop / process
+GT_RL_REDIS_TIMEOUT_MS = env_int("GT_RL_REDIS_TIMEOUT_MS", 100, minimum=1)
+GT_RL_PREFIX = os.environ.get("GT_RL_PREFIX", "")   # "" = gt:rl:<database name>:
 GT_PSEUDONYM_KEY = os.environ.get("GT_PSEUDONYM_KEY", SECRET_KEY)
 GT_PARTNER_GONE_S = int(os.environ.get("GT_PARTNER_GONE_S", "60"))
 GT_CODRAW_ART_DIR = os.environ.get("GT_CODRAW_ART_DIR", "")
