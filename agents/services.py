@@ -73,7 +73,9 @@ def agent_fallback_turn(*, match_id, role: str, expected_seq: int) -> str:
     if action is None:
         return "no_fallback"
     try:
-        match_apply_action(match_id=match.id, role=role, action={**action, "fallback": True},
+        # The fallback's move is logged as it is: the agent_timed_out notice written in the same
+        # transaction just before it records that a fallback made it (and which one).
+        match_apply_action(match_id=match.id, role=role, action=action,
                            client_action_id=f"fallback:{role}:{expected_seq}", expected_seq=expected_seq,
                            notice=notice)
     except IllegalAction as exc:

@@ -1,7 +1,8 @@
 """Every game GroundTalk serves, registered explicitly under a versioned id.
 
 A game is a package ``games/<name>/`` with ``rules.py`` (pure, see :mod:`games.base`),
-``content.py`` (``generate(seed, config) -> dict``), ``agents.py`` (``AGENTS``: a list of
+``content.py`` (``generate(seed, config) -> dict``), ``actions.py`` (``SCHEMA``: the typed actions,
+:mod:`games.actions`), ``agents.py`` (``AGENTS``: a list of
 :class:`agents.base.AgentSpec`) and ``exports.py`` (dataset formats built from the event log).
 """
 from __future__ import annotations
@@ -31,6 +32,12 @@ class GameSpec:
     @cached_property
     def agents(self) -> ModuleType:
         return import_module(f"{self.package}.agents")
+
+    @cached_property
+    def actions(self):
+        """The typed schema of the game's actions (``SCHEMA`` of ``<package>.actions``, a
+        :class:`games.actions.ActionSchema`): ``spec.actions.validate(action)``."""
+        return import_module(f"{self.package}.actions").SCHEMA
 
     @property
     def roles(self) -> tuple[str, ...]:

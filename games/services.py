@@ -5,7 +5,8 @@
 1. lock the match row (``SELECT ... FOR UPDATE``) and read its snapshot;
 2. answer a repeated ``client_action_id`` with the original outcome (nothing applied twice);
 3. refuse a stale ``expected_seq`` (agents act on the state they saw, or not at all);
-4. stamp the server time and validate + apply with the game's pure rules;
+4. validate the action with the game's typed schema (games/actions.py), stamp the server time
+   and apply it with the game's pure rules;
 5. append the events with the next sequence numbers, store the new state snapshot;
 6. commit, and only then broadcast (``transaction.on_commit``) and wake agent seats.
 
@@ -211,7 +212,9 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
         if role != SYSTEM and role not in spec.roles:
             raise IllegalAction("wrong_role", f"{role!r} is not a seat of this game.")
         t = now_ms()
-        stamped = {**action, "at": t}
+        # The game's typed schema (games/actions.py) first: what the rules apply and the log keeps
+        # is the validated action, stamped with the server's time only after validation.
+        stamped = {**spec.actions.validate(action), "at": t}
         new_state, events = spec.rules.apply(match.state, role, stamped)
         if not events:
             raise IllegalAction("no_effect", "That action changes nothing.")
@@ -251,8 +254,8 @@ def _prepare_if_current(match_id, role: str, action: dict, client_action_id: str
     if role not in spec.roles:
         return None
     t = now_ms()
-    stamped = {**action, "at": t}
     try:
+        stamped = {**spec.actions.validate(action), "at": t}
         new_state, events = spec.rules.apply(match.state, role, stamped)
     except IllegalAction:
         return None   # perhaps only on this snapshot: the locked way answers from the current one

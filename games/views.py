@@ -146,3 +146,14 @@ def research_match(request, match_id):
     events = MatchEvent.objects.filter(match=match).order_by("seq")
     seats = Seat.objects.filter(match=match)
     return render(request, "research/match.html", {"match": match, "events": events, "seats": seats})
+
+
+@require_GET
+def action_schema(request, game_id: str):
+    """A game's actions as JSON Schema (games/actions.py; docs/schemas/<game_id>.json is a copy)."""
+    try:
+        schema = get_game(game_id).actions.json_schema()
+    except KeyError:   # games.registry.UnknownGame
+        raise Http404("No such game.") from None
+    return JsonResponse(schema, content_type="application/schema+json",
+                        json_dumps_params={"indent": 2, "ensure_ascii": False})

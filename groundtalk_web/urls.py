@@ -13,6 +13,7 @@ urlpatterns = [
     path("m/<uuid:match_id>/", views.match_play, name="match_play"),
     path("m/<uuid:match_id>/partner-gone", views.match_partner_gone, name="match_partner_gone"),
     path("m/<uuid:match_id>/img/<str:image_id>.png", clevr_views.scene_image, name="clevr_scene_image"),
+    path("schemas/<str:game_id>.json", views.action_schema, name="action_schema"),
     path("research/", views.research_home, name="research_home"),
     path("research/batches/<slug:slug>/", views.research_batch, name="research_batch"),
     path("research/matches/<uuid:match_id>/", views.research_match, name="research_match"),
