@@ -19,4 +19,4 @@ else
 fi
 echo "GroundTalk on http://${HOST:-127.0.0.1}:${PORT:-8000}/  (researcher pages: /research/, admin: /admin/)"
 .venv/bin/python -m uvicorn groundtalk_web.asgi:application --host "${HOST:-127.0.0.1}" --port "${PORT:-8000}" \
-  --workers "${WORKERS:-1}" --ws-max-size 65536 --ws-per-message-deflate false
+  --workers "${WORKERS:-1}" --ws-max-size 65536 --ws-per-message-deflate false --lifespan on

@@ -1,5 +1,11 @@
 """Where agent turns run: Celery model workers (full stack) or a thread pool in the web process
-(embedded). The web process never waits on a model: this only enqueues."""
+(embedded). The web process never waits on a model: this only enqueues.
+
+Waking an agent is best effort: the broker may be down or may lose the message (a Redis restart
+without persistence). No turn depends on it. The watchdog (games/watchdog.py) finds every match
+whose agent has been due for longer than its timeout from PostgreSQL alone and lets the agent's
+fallback act.
+"""
 from __future__ import annotations
 
 import logging
@@ -34,19 +40,17 @@ def _run_inprocess(func, **kwargs) -> None:
 
 
 def wake_agents(*, match_id, seq: int, roles: list[str], agent_seats: dict[str, str]) -> None:
-    """Ask the agent of each role in ``roles`` to act on the state at ``seq``, with a watchdog."""
+    """Ask the agent of each role in ``roles`` to act on the state at ``seq``. Never raises."""
     from agents import services, tasks
 
     for role in roles:
-        spec = get_agent_spec(agent_seats[role])
-        args = (str(match_id), role, seq)
-        if settings.GT_AGENT_MODE == "celery":
-            tasks.agent_take_turn.apply_async(args, queue=spec.queue_name)
-            tasks.agent_fallback_turn.apply_async(args, queue="control", countdown=spec.timeout_s)
-        else:
-            kwargs = {"match_id": str(match_id), "role": role, "expected_seq": seq}
-            _executor().submit(_run_inprocess, services.agent_take_turn, **kwargs)
-            timer = threading.Timer(spec.timeout_s, lambda kw=kwargs: _executor().submit(
-                _run_inprocess, services.agent_fallback_turn, **kw))
-            timer.daemon = True
-            timer.start()
+        try:
+            spec = get_agent_spec(agent_seats[role])
+            if settings.GT_AGENT_MODE == "celery":
+                tasks.agent_take_turn.apply_async((str(match_id), role, seq), queue=spec.queue_name,
+                                                  retry=False)
+            else:
+                _executor().submit(_run_inprocess, services.agent_take_turn, match_id=str(match_id), role=role,
+                                   expected_seq=seq)
+        except Exception as exc:   # the broker is down: the watchdog moves the match on
+            log.warning("could not wake agent %s of match %s at seq %s: %r", role, match_id, seq, exc)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from functools import lru_cache
 
 from agents.base import Agent, AgentSpec
@@ -14,11 +15,18 @@ class UnknownAgent(KeyError):
 
 @lru_cache(maxsize=1)
 def all_agents() -> dict[str, AgentSpec]:
+    """Every registered agent by name. ``GT_AGENT_TIMEOUT_S``, when set, caps every agent's
+    ``timeout_s`` (a deployment that wants the fallback sooner; the fault tests)."""
+    from django.conf import settings
+
+    cap = settings.GT_AGENT_TIMEOUT_S
     specs: dict[str, AgentSpec] = {}
     for game in GAMES.values():
         for spec in getattr(game.agents, "AGENTS", []):
             if spec.name in specs:
                 raise ValueError(f"Agent name {spec.name!r} registered twice")
+            if cap and spec.timeout_s > cap:
+                spec = replace(spec, timeout_s=cap)
             specs[spec.name] = spec
     return specs
 

@@ -1,5 +1,6 @@
 """Celery tasks: thin wrappers named after their services. Queues: ``agent.<name>`` per agent
-(GPU agents on workers started with ``--pool solo``), ``control`` for watchdogs."""
+(GPU agents on workers started with ``--pool solo``). The agents' watchdog is not a task: it
+runs in every web process (games/watchdog.py), so it fires even when no worker is left."""
 from celery import shared_task
 
 from agents import services
@@ -8,8 +9,3 @@ from agents import services
 @shared_task(name="agents.agent_take_turn", acks_late=True, ignore_result=True)
 def agent_take_turn(match_id: str, role: str, expected_seq: int) -> str:
     return services.agent_take_turn(match_id=match_id, role=role, expected_seq=expected_seq)
-
-
-@shared_task(name="agents.agent_fallback_turn", acks_late=True, ignore_result=True)
-def agent_fallback_turn(match_id: str, role: str, expected_seq: int) -> str:
-    return services.agent_fallback_turn(match_id=match_id, role=role, expected_seq=expected_seq)

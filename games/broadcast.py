@@ -42,6 +42,23 @@ def _loop() -> asyncio.AbstractEventLoop:
         return _own_loop
 
 
+PUBLISH_RETRY_DELAYS_S = (0.1, 0.2, 0.4, 0.8, 1.6, 2.0, 2.0, 2.0)
+
+
+async def _publish(layer, group: str, message: dict) -> None:
+    """``group_send``, tried again over about 9 s while Redis cannot be reached. A batch that is
+    lost anyway is read from the log by the seats: the channel layer resyncs its consumers when
+    its connection comes back (games/channel_layer.py), and a client that holds an ack for a seq
+    it has not seen asks to resume. A repeat is harmless: seats drop a seq they already have."""
+    for delay in PUBLISH_RETRY_DELAYS_S:
+        try:
+            return await layer.group_send(group, message)
+        except Exception as exc:
+            log.info("publish to %s failed (%r); again in %.1f s", group, exc, delay)
+            await asyncio.sleep(delay)
+    await layer.group_send(group, message)
+
+
 def broadcast_events(*, match_id, events: list[dict], views: dict, seq: int, status: str,
                      snapshot: dict | None = None) -> None:
     """Publish one committed batch without waiting for it; never raises.
@@ -63,7 +80,7 @@ def broadcast_events(*, match_id, events: list[dict], views: dict, seq: int, sta
         running = asyncio.get_running_loop()
     except RuntimeError:
         running = None
-    coroutine = layer.group_send(group_for(match_id), message)
+    coroutine = _publish(layer, group_for(match_id), message)
     if running is loop:   # called on the event loop itself (the consumer's own write)
         future = loop.create_task(coroutine)
     else:

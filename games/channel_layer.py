@@ -15,14 +15,80 @@ project relies on: Redis pub/sub never promised delivery or order across publish
 consumer already puts batches back in ``seq`` order and fills gaps from the log
 (games/consumers.py).
 
+A Redis restart: channels_redis's receive loop logs the lost connection and keeps polling a
+pub/sub object that may never subscribe again (a restart left 26 of 50 matches without live
+events). Here the receive loop of each shard, on any error, opens a new pub/sub connection
+(retrying with backoff while Redis is away), subscribes again to every channel and group this
+process holds, and then tells every consumer of the process (a ``match.resync`` message on its
+channel) to read from the log what was published while it was not listening.
+
 Selected by ``GT_CHANNEL_LAYER=pubsub`` (the default of the full stack); ``core`` selects
-``channels_redis.core.RedisChannelLayer`` instead.
+``channels_redis.core.RedisChannelLayer`` instead (neither ``core`` nor ``pubsub-stock`` has
+this recovery).
 """
 from __future__ import annotations
 
 import asyncio
+import logging
 
-from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer, _wrap_close
+from channels_redis.pubsub import (RedisPubSubChannelLayer, RedisPubSubLoopLayer, RedisSingleShardConnection,
+                                   _wrap_close)
+
+log = logging.getLogger(__name__)
+RESYNC = {"type": "match.resync"}
+
+
+class ResilientShardConnection(RedisSingleShardConnection):
+    """One Redis shard's publish client and pub/sub receiver, which recovers from a lost
+    connection by itself (module docstring)."""
+
+    async def _do_receiving(self):
+        while True:
+            try:
+                if self._pubsub is not None and self._subscribed_to and not self._pubsub.subscribed:
+                    raise ConnectionError("the pub/sub connection lost its subscriptions")
+                if self._pubsub is not None and self._pubsub.subscribed:
+                    message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=0.1)
+                    self._receive_message(message)
+                else:
+                    await asyncio.sleep(0.1)
+            except (asyncio.CancelledError, asyncio.TimeoutError, GeneratorExit):
+                raise
+            except Exception as exc:
+                log.warning("channel layer: pub/sub connection lost (%r); reconnecting", exc)
+                await self._reconnect()
+
+    def _names_here(self) -> set[str]:
+        layer = self.channel_layer
+        names = set(layer.channels) | set(layer.groups)
+        return {name for name in names if layer._get_shard(name) is self}
+
+    async def _reconnect(self) -> None:
+        delay = 0.05
+        while True:
+            try:
+                async with self._lock:
+                    old, self._pubsub = self._pubsub, None
+                    if old is not None:
+                        try:
+                            await old.aclose()
+                        except Exception:
+                            pass
+                    self._ensure_redis()
+                    self._pubsub = self._redis.pubsub()
+                    names = sorted(self._names_here())
+                    if names:
+                        await self._pubsub.subscribe(*names)
+                    self._subscribed_to = set(names)
+                break
+            except (asyncio.CancelledError, GeneratorExit):
+                raise
+            except Exception as exc:
+                log.info("channel layer: Redis not reachable yet (%r); next try in %.2f s", exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        log.warning("channel layer: reconnected, %d subscriptions restored", len(self._subscribed_to))
+        self.channel_layer.resync_consumers()
 
 
 class ConcurrentPublishLoopLayer(RedisPubSubLoopLayer):
@@ -30,7 +96,14 @@ class ConcurrentPublishLoopLayer(RedisPubSubLoopLayer):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self._shards = [ResilientShardConnection(shard.host, self) for shard in self._shards]
         self._slots: dict[int, asyncio.Semaphore] = {}   # per shard: publishes that may run at once
+
+    def resync_consumers(self) -> None:
+        """Ask every consumer of this process to fill from the log what it may have missed."""
+        data = self.channel_layer.serialize(RESYNC)
+        for queue in list(self.channels.values()):
+            queue.put_nowait(data)
 
     async def _publish(self, channel: str, message: dict) -> None:
         shard = self._get_shard(channel)

@@ -97,12 +97,22 @@ class MatchConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code):
         if self.seat is not None:
-            group = group_for(self.seat.match_id)
-            await self.channel_layer.group_discard(group, self.channel_name)
+            try:   # forgotten locally first; the unsubscribe may fail while Redis is away
+                await self.channel_layer.group_discard(group_for(self.seat.match_id), self.channel_name)
+            except Exception as exc:
+                logger.info("group_discard failed: %r", exc)
             remaining = await db(services.seat_presence)(seat_id=self.seat.pk, connected=False)
             if remaining == 0:  # the seat's last connection closed (not a reload that reopened)
-                await self.channel_layer.group_send(group, {"type": "match.presence", "role": self.seat.role,
-                                                            "connected": False})
+                await self._announce_presence(False)
+
+    async def _announce_presence(self, connected: bool) -> None:
+        """Tell the partner this seat's socket opened or closed: best effort (not part of the
+        game; a broker that is down must not stop a seat from joining)."""
+        try:
+            await self.channel_layer.group_send(group_for(self.seat.match_id), {
+                "type": "match.presence", "role": self.seat.role, "connected": connected})
+        except Exception as exc:
+            logger.info("presence of %s not announced: %r", self.seat.role, exc)
 
     async def send_json(self, data: dict) -> None:
         await self.send(text_data=orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode())
@@ -164,8 +174,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
         self.seat = seat
         await self.channel_layer.group_add(group_for(seat.match_id), self.channel_name)
         await db(services.seat_presence)(seat_id=seat.pk, connected=True)
-        await self.channel_layer.group_send(group_for(seat.match_id), {"type": "match.presence", "role": seat.role,
-                                                                      "connected": True})
+        await self._announce_presence(True)
         snap = await db(selectors.seat_snapshot)(seat=seat, after_seq=last_seq)
         self.sent_seq = snap["seq"]
         await self.send_json({"type": "joined", "role": seat.role, "match_id": str(seat.match_id),
@@ -224,18 +233,47 @@ class MatchConsumer(AsyncWebsocketConsumer):
         return action_id
 
     async def _apply_action(self, action_id: str, action) -> None:
+        """Apply one action and send exactly one answer for it: ``ack`` when it is committed, the
+        rules' or the service's ``error`` when it was refused (nothing changed), and otherwise
+        (the database or the broker failed, a bug) whatever the log says: an ``ack`` if the
+        action's id is there after all, else ``error`` with ``retryable: true`` (code
+        ``unavailable``) when the log could not be read, or a final ``internal_error`` when it
+        was read and the action is not in it. A client re-sends a retryable action with the
+        same id, and the duplicate check decides."""
         async with self.action_lock:
             try:
                 result = await services.match_apply_action_async(
                     match_id=self.seat.match_id, role=self.seat.role, action=action, client_action_id=action_id)
             except IllegalAction as exc:
                 reply = {"type": "error", "code": exc.code, "message": exc.message, "id": action_id}
+            except Exception as exc:
+                reply = await self._answer_after_failure(action_id, exc)
             else:
                 reply = {"type": "ack", "id": action_id, "seq": result.last_seq, "duplicate": result.duplicate}
         try:
             await self.send_json(reply)
         except Exception:  # the socket closed meanwhile; the action stands, the client re-sends it
             logger.info("ack for %s not delivered: connection closed", action_id)
+
+    async def _answer_after_failure(self, action_id: str, exc: Exception) -> dict:
+        try:
+            seq = await db(services.action_outcome)(match_id=self.seat.match_id, role=self.seat.role,
+                                                    client_action_id=action_id)
+        except Exception as lookup_exc:
+            logger.warning("action %s of match %s: %r; the log cannot be read (%r): asking for a retry",
+                           action_id, self.seat.match_id, exc, lookup_exc)
+            return {"type": "error", "code": "unavailable", "retryable": True, "id": action_id,
+                    "message": "The server could not confirm this action; it is being sent again."}
+        if seq is not None:
+            logger.warning("action %s of match %s was committed before %r", action_id, self.seat.match_id, exc)
+            return {"type": "ack", "id": action_id, "seq": seq, "duplicate": True}
+        if isinstance(exc, services.TRANSIENT_ERRORS):
+            return {"type": "error", "code": "unavailable", "retryable": True, "id": action_id,
+                    "message": "The server could not take this action just now; it is being sent again."}
+        logger.exception("action %s of match %s failed and was not applied", action_id, self.seat.match_id,
+                         exc_info=exc)
+        return {"type": "error", "code": "internal_error", "retryable": False, "id": action_id,
+                "message": "The server could not apply this action. Please try something else."}
 
     async def match_presence(self, message: dict) -> None:
         """A partner's connection opened or closed (not logged: presence is not part of the game)."""
@@ -286,12 +324,25 @@ class MatchConsumer(AsyncWebsocketConsumer):
                 return
             await self._send_batch(self.early.pop(first))
 
+    async def match_resync(self, message: dict) -> None:
+        """The channel layer lost its Redis connection and is back (games/channel_layer.py):
+        events may have been published while this process was not listening. Read them from the
+        log, as for a gap."""
+        if self.seat is None:
+            return
+        self.early.clear()
+        await self._fill_from_log()
+
     async def match_gap_check(self, message: dict) -> None:
         """The wait for a missing batch is over: read what is still missing from the log."""
         self.gap_check_pending = False
         if not self.early or self.seat is None:
             return
         self.early.clear()
+        await self._fill_from_log()
+
+    async def _fill_from_log(self) -> None:
+        """Send this seat every event after ``sent_seq`` from the log (or a fresh snapshot)."""
         snap = await db(selectors.seat_snapshot)(seat=self.seat, after_seq=self.sent_seq)
         if snap["seq"] <= self.sent_seq:
             return

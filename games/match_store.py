@@ -124,7 +124,8 @@ def lock_match(match_id) -> Match | None:
         return None
     if not _pg():
         return (Match.objects.select_for_update()
-                .only("id", "batch_id", "game_id", "state", "state_static", "seq", "status", "agent_seats")
+                .only("id", "batch_id", "game_id", "state", "state_static", "seq", "status", "agent_seats",
+                      "agent_due_since")
                 .filter(pk=key).first())
     cached_seq, cached_state = state_cache.peek(key)
     known_seq = -1 if cached_seq is None else cached_seq
@@ -175,11 +176,18 @@ def write_action(match: Match, rows: list[MatchEvent], *, finished: bool) -> Non
     so one round trip."""
     if not _pg():
         MatchEvent.objects.bulk_create(rows)
-        fields = ["state", "seq", "outcome", "updated_at"] + (["status", "finished_at"] if finished else [])
+        due = not finished and any(r in match.agent_seats for r in to_act_roles(match))
+        agent_acted = rows[-1].actor in match.agent_seats
+        if not due:
+            match.agent_due_since = None
+        elif agent_acted or match.agent_due_since is None:
+            match.agent_due_since = timezone.now()
+        fields = ["state", "seq", "outcome", "updated_at", "agent_due_since"] + (
+            ["status", "finished_at"] if finished else [])
         match.save(update_fields=fields)
         return
     insert_sql, insert_params = _insert_sql(rows)
-    update_sql, update_params = _update_sql(match, finished)
+    update_sql, update_params = _update_sql(match, finished, actor=rows[-1].actor)
     with connection.cursor() as cur:
         cur.execute(f"WITH appended AS ({insert_sql}) {update_sql}", insert_params + update_params)
     _cache_on_commit(match)
@@ -271,7 +279,7 @@ async def refresh_async(match_id, seq: int) -> bool:
 def conditional_write_sql(match: Match, rows: list[MatchEvent], *, base_seq: int, role: str,
                           client_action_id: str) -> tuple[str, list]:
     insert_sql, insert_params = _insert_sql(rows, typed=True)
-    update_sql, update_params = _update_sql(match, finished=False)
+    update_sql, update_params = _update_sql(match, finished=False, actor=role)
     update_sql += " AND seq = %s AND status = %s"
     update_params += [base_seq, Match.Status.ACTIVE]
     if client_action_id:
@@ -386,7 +394,7 @@ def _keep_if_newer(key, seq: int, state: dict, meta) -> None:
         state_cache.put(key, seq, state, meta)
 
 
-def _update_sql(match: Match, finished: bool) -> tuple[str, list]:
+def _update_sql(match: Match, finished: bool, *, actor: str) -> tuple[str, list]:
     state, static = split_static(match.game_id, match.state)
     sql = "UPDATE games_match SET state = %s::jsonb, seq = %s, outcome = %s::jsonb, updated_at = %s"
     state_json = _dumps(state)
@@ -397,8 +405,25 @@ def _update_sql(match: Match, finished: bool) -> tuple[str, list]:
     elif not getattr(match, "_static_stored", False):
         sql += ", state_static = %s::jsonb"
         params.append(_dumps(static))
+    # The watchdog's column (games/watchdog.py), from the row's own agent_seats, so that the
+    # conditional write, which does not know them beforehand, stores it in the same statement:
+    # when an agent seat is (still) to act, since when. A human's action does not restart the
+    # agent's clock (a chatty partner must not keep a dead agent's fallback away); the agent's
+    # own action (or its fallback's) does.
+    sql += (", agent_due_since = CASE WHEN NOT agent_seats ?| %s::text[] THEN NULL "
+            "WHEN agent_seats ? %s THEN %s ELSE COALESCE(agent_due_since, %s) END")
+    params += [[] if finished else to_act_roles(match), actor, params[3], params[3]]
     if finished:
         sql += ", status = %s, finished_at = %s"
         params += [match.status, match.finished_at]
     return sql + " WHERE id = %s", params + [match.id]
+
+
+def to_act_roles(match: Match) -> list[str]:
+    """The roles the rules wait for in ``match.state`` (none once it is over)."""
+    if match.status != Match.Status.ACTIVE:
+        return []
+    from games.registry import get_game
+
+    return list(get_game(match.game_id).rules.to_act(match.state))
 

@@ -137,6 +137,21 @@ class Match(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When an agent seat became due to act (the last write left it among ``to_act``), else None.
+    # Written by every action in the same statement as the snapshot, so the watchdog
+    # (games/watchdog.py) finds a match stuck on an agent from the database alone, whatever
+    # happened to the broker message that asked the agent to act.
+    agent_due_since = models.DateTimeField(null=True, blank=True)
+    # When the game clock runs out (``config["time_limit_s"]`` after the start), else None.
+    deadline_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["agent_due_since"], name="match_agent_due",
+                         condition=models.Q(status="active", agent_due_since__isnull=False)),
+            models.Index(fields=["deadline_at"], name="match_deadline",
+                         condition=models.Q(status="active", deadline_at__isnull=False)),
+        ]
 
     @property
     def group_name(self) -> str:

@@ -28,10 +28,11 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from games import match_store
@@ -98,8 +99,12 @@ def _rows(match: Match, start_seq: int, events: list[Event], *, actor: str, t: i
 
 
 def _after_commit(match: Match, rows: list[MatchEvent]) -> None:
-    """Broadcast committed events with every seat's fresh view, then wake agent seats."""
-    transaction.on_commit(_announcement(match, rows))
+    """Broadcast committed events with every seat's fresh view, then wake agent seats.
+
+    ``robust``: the action is committed whatever happens to its announcement (a broker down): an
+    error there must not reach the caller as if the action had failed. Seats fill a missed
+    broadcast from the log, and the watchdog finds an agent turn whose wake-up was lost."""
+    transaction.on_commit(_announcement(match, rows), robust=True)
 
 
 def _announcement(match: Match, rows: list[MatchEvent]):
@@ -155,10 +160,14 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
         content = spec.content.generate(seed, config)
     state = spec.rules.initial_state(content, seed, config)
     dynamic, static = match_store.split_static(game_id, state)
+    agent_seats = {r: s.agent_name for r, s in seats.items() if s.kind == Seat.Kind.AGENT} if wake_agents else {}
+    created = timezone.now()
     match = Match.objects.create(
         batch=batch, game_id=game_id, seed=seed, config=config, content=content, content_ref=content_ref,
-        state=dynamic, state_static=static,
-        agent_seats={r: s.agent_name for r, s in seats.items() if s.kind == Seat.Kind.AGENT} if wake_agents else {},
+        state=dynamic, state_static=static, agent_seats=agent_seats,
+        agent_due_since=created if any(r in agent_seats for r in spec.rules.to_act(state)) else None,
+        deadline_at=(created + timedelta(seconds=float(config["time_limit_s"]) + 1)
+                     if config.get("time_limit_s") else None),
     )
     match.state = state   # the whole snapshot, as every load gives it (``Match.from_db``)
     match._static_stored = static is not None
@@ -174,11 +183,6 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
     match.outcome = spec.rules.outcome(state)
     match.save(update_fields=["seq", "outcome"])
     _after_commit(match, rows)
-    if config.get("time_limit_s"):
-        from games.timers import schedule_time_up
-
-        limit = float(config["time_limit_s"])
-        transaction.on_commit(lambda: schedule_time_up(match_id=match.id, delay_s=limit + 1))
     return match
 
 
@@ -346,6 +350,22 @@ async def _apply_on_loop(match_id, role: str, action: dict, client_action_id: st
     else:
         send()
     return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
+
+
+# Failures after which an action may or may not have been committed, and trying it again later
+# may succeed: the client is asked to re-send it with the same id (the duplicate check decides).
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError, ConnectionError, TimeoutError,
+                                                     OSError)
+
+
+def action_outcome(*, match_id, role: str, client_action_id: str) -> int | None:
+    """The last seq of this seat's committed action ``client_action_id``, or None when the log
+    has no such action (it was not applied). For answering an action whose write failed."""
+    match = Match.objects.only("id", "seq").filter(pk=match_id).first()
+    if match is None or not client_action_id:
+        return None
+    first = match_store.previous_action_seq(match.id, role, client_action_id)
+    return None if first is None else _duplicate_result(match, first).last_seq
 
 
 def _duplicate_result(match: Match, first_seq: int) -> ActionResult:

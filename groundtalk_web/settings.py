@@ -62,6 +62,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "groundtalk_web.resilience.DatabaseRetryMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -147,9 +148,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "control"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A task taken by a worker that is then killed goes back to the queue after this many seconds
-# (acks_late); agent watchdogs (countdown = the agent's timeout) must stay below it.
+# (acks_late). Agent timeouts are the watchdog's (games/watchdog.py), not Celery countdowns.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("GT_TASK_VISIBILITY_S", "120"))}
 CELERY_TASK_ALWAYS_EAGER = False
+# A turn running when the broker connection is lost is cancelled and redelivered (agent turns are
+# idempotent: a stale or repeated turn does nothing), Celery 6's default.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 
 # Player-facing limits. Websocket: per seat (shared by all its sockets in every process), except
 # the frame cap, which is per connection. HTTP: per client address and, for the waiting-room poll,
@@ -189,6 +193,18 @@ GT_CONDITIONAL_WRITES = env_bool("GT_CONDITIONAL_WRITES", True)
 GT_ASYNC_WRITES = env_bool("GT_ASYNC_WRITES", True)
 GT_ASYNC_PG_POOL = env_int("GT_ASYNC_PG_POOL", 16, minimum=1)
 GT_BROADCAST_SNAPSHOT_MAX = env_int("GT_BROADCAST_SNAPSHOT_MAX", 32 * 1024, minimum=0)
+
+# Database connections a server process may hold (groundtalk_web/asgi.py, docs/operations.md):
+# HTTP requests run on GT_HTTP_THREADS threads, consumers' database calls and the watchdog on
+# GT_DB_THREADS, plus the event-loop pool (GT_ASYNC_PG_POOL) and Channels' one sync thread.
+GT_HTTP_THREADS = env_int("GT_HTTP_THREADS", 8, minimum=1)
+GT_DB_THREADS = env_int("GT_DB_THREADS", 8, minimum=2)
+# The watchdog's sweep period in seconds (games/watchdog.py); 0 turns it off in this process.
+GT_WATCHDOG_S = float(os.environ.get("GT_WATCHDOG_S", "0.5"))
+# A cap on every agent's timeout (seconds) before its fallback acts; unset: each agent's own.
+GT_AGENT_TIMEOUT_S = float(os.environ.get("GT_AGENT_TIMEOUT_S", "0") or 0)
+# How long an HTTP request waits for an unreachable database before the "one moment" page.
+GT_HTTP_DB_WAIT_S = float(os.environ.get("GT_HTTP_DB_WAIT_S", "10"))
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -5,7 +5,8 @@
  * - events are applied in seq order; a duplicate (seq <= last) is ignored, a gap asks to resume;
  * - every action carries a client id and stays pending (in sessionStorage) until acknowledged;
  *   pending actions are re-sent after a reconnect and the server answers repeats without
- *   applying them twice.
+ *   applying them twice; an error marked ``retryable`` (the server could not confirm the action)
+ *   keeps it pending and re-sends it with the same id after a backoff.
  */
 (function () {
   "use strict";
@@ -91,14 +92,49 @@
       } else if (msg.type === "ack") {
         this.pending = this.pending.filter((p) => p.id !== msg.id);
         this.savePending();
+        if (this.retrying && !this.pending.some((p) => p.tries)) { this.retrying = false; this.onStatus("connected"); }
+        this.expectSeq(msg.seq);
         this.onAck(msg);
       } else if (msg.type === "error") {
+        if (msg.id && msg.retryable) {
+          // The server could not confirm the action: send it again with the same id a little
+          // later (the server answers a repeat with its first outcome, never applying it twice).
+          this.retryLater(msg.id);
+          return;
+        }
         if (msg.id) {
           this.pending = this.pending.filter((p) => p.id !== msg.id);
           this.savePending();
         }
         this.onError(msg);
       }
+    }
+
+    /* An ack names the seq of the action's last event; its events come in their own message,
+     * before or after the ack. If they have not come a while later (a broadcast lost while the
+     * server's Redis was restarting), ask for them. */
+    expectSeq(seq) {
+      if (!seq || (this.lastSeq !== null && this.lastSeq >= seq)) return;
+      setTimeout(() => {
+        if (this.lastSeq !== null && this.lastSeq < seq && this.joined && this.ws.readyState === WebSocket.OPEN) {
+          this.ws.send(JSON.stringify({ type: "resume", last_seq: this.lastSeq }));
+        }
+      }, 1500);
+    }
+
+    retryLater(id) {
+      const p = this.pending.find((q) => q.id === id);
+      if (!p) return;
+      p.tries = (p.tries || 0) + 1;
+      const delay = Math.min(500 * 2 ** (p.tries - 1), 8000);
+      this.retrying = true;
+      this.onStatus("retrying");
+      setTimeout(() => {
+        if (!this.pending.includes(p)) return;
+        if (this.ws && this.ws.readyState === WebSocket.OPEN && this.joined) {
+          this.ws.send(JSON.stringify({ type: "action", id: p.id, action: p.action }));
+        }   // else: re-sent with every pending action when the socket joins again
+      }, delay);
     }
 
     applyEvent(ev) {

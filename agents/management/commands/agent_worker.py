@@ -3,8 +3,20 @@
     python manage.py agent_worker                      # every CPU agent, plus the control queue
     python manage.py agent_worker --agents colors_lexicon_speaker --concurrency 2
     python manage.py agent_worker --gpu                # GPU agents: solo pool, one worker per GPU
+
+The command supervises its worker: Celery runs in a child process, which is started again (with
+a growing pause, up to 10 s) whenever it exits without being asked to. A Redis restart can make
+Celery's worker exit (kombu's ``restore_unacked`` fails on the lost connection); agents then come
+back as soon as Redis does, without an operator. SIGTERM or SIGINT stop the child and the command.
+``--no-supervise`` runs Celery in this process (for a supervisor of your own: systemd, Docker's
+``restart: always``).
 """
 from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -20,6 +32,8 @@ class Command(BaseCommand):
         parser.add_argument("--no-control", action="store_true", help="do not consume the control queue")
         parser.add_argument("--concurrency", type=int, default=4)
         parser.add_argument("--loglevel", default="warning")
+        parser.add_argument("--no-supervise", action="store_true",
+                            help="run Celery in this process instead of a supervised child")
 
     def handle(self, *args, **opts):
         from groundtalk_web.celery import app
@@ -36,5 +50,42 @@ class Command(BaseCommand):
                 "--pool", "solo" if gpu else "threads"]
         if not gpu:
             argv += ["--concurrency", str(opts["concurrency"])]
-        self.stdout.write(f"agent worker on queues: {', '.join(queues)}")
-        app.worker_main(argv)
+        if opts["no_supervise"]:
+            self.stdout.write(f"agent worker on queues: {', '.join(queues)}")
+            app.worker_main(argv)
+            return
+        self.supervise([sys.executable, "-m", "celery", "-A", "groundtalk_web", *argv])
+
+    def supervise(self, command: list[str]) -> None:
+        """Run ``command`` and start it again whenever it exits unasked (module docstring)."""
+        stopping = False
+        child: subprocess.Popen | None = None
+
+        def stop(signum, frame):
+            nonlocal stopping
+            stopping = True
+            if child is not None and child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        pause = 0.5
+        while not stopping:
+            started = time.monotonic()
+            child = subprocess.Popen(command)
+            self.stdout.write(f"agent worker: started Celery (pid {child.pid}): {' '.join(command[3:])}")
+            self.stdout.flush()
+            code = child.wait()
+            if stopping:
+                break
+            if time.monotonic() - started > 60:
+                pause = 0.5   # it had been running fine: restart at once
+            self.stderr.write(f"agent worker: Celery exited with {code}; starting it again in {pause:.1f} s")
+            self.stderr.flush()
+            time.sleep(pause)
+            pause = min(pause * 2, 10.0)
+        if child is not None:
+            try:
+                child.wait(30)
+            except subprocess.TimeoutExpired:
+                child.kill()

@@ -1,0 +1,132 @@
+"""The watchdog: moves on every match that waits for something that did not happen, from the
+database alone.
+
+* An agent seat overdue: ``Match.agent_due_since`` (written by every action in the same statement
+  as the snapshot) is older than that agent's ``timeout_s``. The agent's fallback acts for it
+  (``agents.services.agent_fallback_turn``: an ``agent_timed_out`` notice and the fallback's move
+  in one transaction); when nothing can act, the match is aborted (``agent_failed``), so no match
+  waits forever.
+* A game clock run out: ``Match.deadline_at`` has passed; the rules' ``time_up`` action ends it
+  (a game whose rules have no clock is aborted with reason ``time_up``).
+
+It is not a Celery task: it runs in every web process (an asyncio task started when the server
+starts, ``groundtalk_web/asgi.py``), every ``GT_WATCHDOG_S`` seconds. So it fires when no model
+worker is left, when Redis lost the message that asked an agent to act, and when the broker is
+down. Several processes sweep at once safely: matches are claimed with ``SELECT ... FOR UPDATE
+SKIP LOCKED`` and the actions' client ids (``fallback:<role>:<seq>``, ``time_up``) turn any
+repeat into a no-op. A fallback acts between ``timeout_s`` and ``timeout_s + GT_WATCHDOG_S``
+after the agent became due.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from datetime import timedelta
+from functools import lru_cache
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from games.models import Match
+
+log = logging.getLogger(__name__)
+CLAIM_LIMIT = 50
+
+
+@lru_cache(maxsize=1)
+def _shortest_timeout_s() -> float:
+    from agents.registry import all_agents
+
+    return min((spec.timeout_s for spec in all_agents().values()), default=1.0)
+
+
+def _overdue(now) -> Q:
+    return (Q(agent_due_since__lte=now - timedelta(seconds=_shortest_timeout_s()))
+            | Q(deadline_at__lte=now))
+
+
+def watchdog_sweep(*, now=None) -> Counter:
+    """One pass over the overdue matches; returns what it did (``fallback``, ``time_up``, ...)."""
+    now = now or timezone.now()
+    active = Match.objects.filter(status=Match.Status.ACTIVE)
+    done: Counter = Counter()
+    if not active.filter(_overdue(now)).exists():   # the usual case: one cheap read, no lock
+        return done
+    with transaction.atomic():
+        claimed = list(active.select_for_update(skip_locked=True).filter(_overdue(now))
+                       .only("id", "seq", "agent_seats", "agent_due_since", "deadline_at")[:CLAIM_LIMIT])
+        for match in claimed:
+            try:
+                with transaction.atomic():
+                    done[_move_on(match, now)] += 1
+            except Exception:
+                log.exception("watchdog: match %s", match.id)
+                done["error"] += 1
+    return done
+
+
+def _move_on(match: Match, now) -> str:
+    """What the watchdog does for one claimed match (its row is locked by the caller)."""
+    from agents.registry import UnknownAgent, get_agent_spec
+    from agents.services import agent_fallback_turn
+    from games.services import match_abort, match_time_up
+
+    if match.deadline_at is not None and match.deadline_at <= now:
+        if match_time_up(match_id=match.id) not in ("ended", "already"):
+            match_abort(match_id=match.id, reason="time_up")   # rules without a clock of their own
+        return "time_up"
+    if match.agent_due_since is None:
+        return "not_due"
+    waiting = False
+    for role, name in sorted(match.agent_seats.items()):
+        try:
+            timeout_s = get_agent_spec(name).timeout_s
+        except UnknownAgent:
+            log.warning("watchdog: match %s has an unknown agent %r; aborting", match.id, name)
+            match_abort(match_id=match.id, reason="agent_failed")
+            return "aborted"
+        if match.agent_due_since + timedelta(seconds=timeout_s) > now:
+            waiting = True   # due, but within its timeout
+            continue
+        result = agent_fallback_turn(match_id=match.id, role=role, expected_seq=match.seq)
+        if result == "fallback":
+            return "fallback"
+        if result != "answered":   # no fallback could act, or it made an illegal move
+            log.warning("watchdog: agent %s of match %s could not be replaced (%s); aborting", name, match.id,
+                        result)
+            match_abort(match_id=match.id, reason="agent_failed")
+            return "aborted"
+    if not waiting:   # no agent seat is due after all: stop looking at this match
+        Match.objects.filter(pk=match.pk, seq=match.seq).update(agent_due_since=None)
+    return "waiting" if waiting else "not_due"
+
+
+async def run_watchdog(interval_s: float) -> None:
+    """Sweep every ``interval_s`` seconds until cancelled (a failed sweep is logged and retried:
+    the database may be restarting)."""
+    from channels.db import database_sync_to_async
+
+    sweep = database_sync_to_async(watchdog_sweep, thread_sensitive=False)
+    last_error = 0.0
+    while True:
+        try:
+            done = await sweep()
+            if done:
+                log.info("watchdog: %s", dict(done))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if time.monotonic() - last_error > 30:
+                log.warning("watchdog sweep failed (retrying every %.1f s): %r", interval_s, exc)
+                last_error = time.monotonic()
+        await asyncio.sleep(interval_s)
+
+
+def start(loop: asyncio.AbstractEventLoop, interval_s: float) -> asyncio.Task:
+    return loop.create_task(run_watchdog(interval_s), name="groundtalk-watchdog")
+
+
+__all__ = ["watchdog_sweep", "run_watchdog", "start"]

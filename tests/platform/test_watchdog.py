@@ -1,0 +1,91 @@
+"""The watchdog (games/watchdog.py) moves matches on from the database alone: an agent overdue
+past its timeout gets its fallback, a game clock that ran out ends the match, a match no agent
+can play is aborted. The agent's clock starts when it became due and a human's action does not
+restart it."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from agents.registry import get_agent_spec
+from games.models import Match, MatchEvent
+from games.services import match_apply_action
+from games.watchdog import watchdog_sweep
+
+from .factories import colors_match
+
+pytestmark = pytest.mark.django_db(transaction=True)
+SPEAKER = "colors_lexicon_speaker"
+
+
+def overdue(match, seconds: float) -> None:
+    Match.objects.filter(pk=match.pk).update(agent_due_since=timezone.now() - timedelta(seconds=seconds))
+
+
+def test_an_agent_seat_that_is_due_is_recorded_with_the_match():
+    match, _ = colors_match(agents={"speaker": SPEAKER})
+    assert Match.objects.get(pk=match.pk).agent_due_since is not None
+    human, _ = colors_match()
+    assert Match.objects.get(pk=human.pk).agent_due_since is None
+
+
+def test_an_overdue_agent_gets_its_fallback_and_the_human_is_told():
+    match, _ = colors_match(agents={"speaker": SPEAKER})
+    assert watchdog_sweep() == {}    # within its timeout: nothing to do
+    overdue(match, get_agent_spec(SPEAKER).timeout_s + 1)
+    assert watchdog_sweep()["fallback"] == 1
+    events = list(MatchEvent.objects.filter(match=match).order_by("seq").values_list("type", "actor"))
+    assert events[-2:] == [("agent_timed_out", "system"), ("message_sent", "speaker")]
+    after = Match.objects.get(pk=match.pk)
+    assert after.agent_due_since is None        # now the human listener's turn
+    assert watchdog_sweep() == {}                # and a second sweep does nothing
+
+
+def test_a_humans_action_does_not_restart_the_agents_clock():
+    match, _ = colors_match(agents={"listener": "colors_literal_listener"}, wake_agents=True)
+    # the human speaker speaks: the agent listener is due from now on
+    match_apply_action(match_id=match.id, role="speaker", action={"type": "chat", "text": "teal"},
+                       client_action_id="s1")
+    due = Match.objects.get(pk=match.pk).agent_due_since
+    assert due is not None
+    match_apply_action(match_id=match.id, role="speaker", action={"type": "chat", "text": "the blue one"},
+                       client_action_id="s2")
+    assert Match.objects.get(pk=match.pk).agent_due_since == due
+
+
+def test_an_agent_nobody_can_play_ends_the_match():
+    match, _ = colors_match(agents={"speaker": SPEAKER})
+    Match.objects.filter(pk=match.pk).update(agent_seats={"speaker": "no_such_agent"},
+                                             agent_due_since=timezone.now() - timedelta(hours=1))
+    assert watchdog_sweep()["aborted"] == 1
+    match.refresh_from_db()
+    assert match.status == Match.Status.ABORTED
+    assert MatchEvent.objects.filter(match=match, type="match_aborted", payload__reason="agent_failed").exists()
+
+
+def test_a_game_clock_that_ran_out_ends_the_match():
+    match, _ = colors_match()
+    Match.objects.filter(pk=match.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
+    done = watchdog_sweep()
+    match.refresh_from_db()
+    assert done["time_up"] == 1
+    # the colour game's rules have no clock: the match is aborted, saying why
+    assert match.status == Match.Status.ABORTED
+    assert MatchEvent.objects.filter(match=match, type="match_aborted", payload__reason="time_up").exists()
+    assert watchdog_sweep() == {}
+
+
+def test_codraws_clock_ends_the_match_through_its_rules():
+    from games.models import Seat
+    from games.services import SeatSpec, match_create
+
+    match = match_create(game_id="codraw_v1", seats={r: SeatSpec(Seat.Kind.HUMAN) for r in ("teller", "drawer")},
+                         seed=3, config={"time_limit_s": 60})
+    assert match.deadline_at is not None
+    Match.objects.filter(pk=match.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
+    assert watchdog_sweep()["time_up"] == 1
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED
+    assert MatchEvent.objects.filter(match=match, actor="system").exclude(action=None).exists()
