@@ -62,7 +62,11 @@ def agent_fallback_turn(*, match_id, role: str, expected_seq: int) -> str:
         return "answered"
     name = match.agent_seats.get(role)
     spec = get_agent_spec(name)
-    fallback = spec.fallback or name
+    # The watchdog runs this in a web process: a GPU agent without a named fallback is not loaded
+    # there (the match is then aborted as ``agent_failed``).
+    fallback = spec.fallback or (name if spec.device == "cpu" else None)
+    if fallback is None:
+        return "no_fallback"
     spec_game = get_game(match.game_id)
     action = agent_instance(fallback).act(spec_game.rules.view_for(match.state, role))
     notice = Event("agent_timed_out", {"role": role, "agent": name, "after_s": spec.timeout_s,
