@@ -47,6 +47,8 @@ def parse_entry(query: dict) -> EntryParams:
         value = (query.get(name) or "").strip()
         if len(value) > limit:
             raise EntryError(f"The {name} parameter is too long.")
+        if any(ord(c) < 32 or c == "\x7f" for c in value):  # NUL: PostgreSQL refuses it in text
+            raise EntryError(f"The {name} parameter contains characters a link cannot hold.")
         return value
 
     if query.get("assignmentId") is not None:

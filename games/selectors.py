@@ -15,7 +15,7 @@ from games.services import event_row_to_wire, project_event
 
 
 def seat_by_token(token: str) -> Seat | None:
-    if not isinstance(token, str) or not token or len(token) > 64:
+    if not isinstance(token, str) or not token or len(token) > 64 or "\x00" in token:  # PostgreSQL refuses NUL
         return None
     return Seat.objects.select_related("match").filter(token=token).first()
 

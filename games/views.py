@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import Http404, HttpResponseBadRequest, JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from games import lobby, ratelimit, selectors
 from games.models import Batch, Match, MatchEvent, Participant, Seat
 from games.registry import get_game
+from groundtalk_web.errors import error_response
 
 
 @require_GET
@@ -38,12 +39,15 @@ def batch_entry(request, slug: str):
 
 
 def _participant(token: str) -> Participant:
+    if not token or len(token) > 64 or "\x00" in token:  # tokens are 32 URL-safe characters
+        raise Http404("No such participant.")
     p = Participant.objects.select_related("batch").filter(token=token).first()
     if p is None:
         raise Http404("No such participant.")
     return p
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def participant_page(request, token: str):
     """One address per worker; what it shows follows the worker's state."""
     if request.method == "POST" and (limited := ratelimit.http_limited(request, "step")):
@@ -58,7 +62,7 @@ def participant_page(request, token: str):
         elif step == "leave":
             lobby.participant_leave(participant_id=p.pk)
         else:
-            return HttpResponseBadRequest("Unknown step.")
+            return error_response(400)
         return redirect("participant", token=p.token)
     game = get_game(p.batch.game_id)
     ctx = {"p": p, "batch": p.batch, "game": game}

@@ -43,7 +43,9 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 EMBEDDED = not (DATABASE_URL and REDIS_URL)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-insecure-key-change-me")
-DEBUG = env_bool("DEBUG", EMBEDDED)
+# Off in every mode unless DEBUG=1: Django's debug pages show settings and tracebacks to anyone who
+# reaches the server (workers included). Error pages: templates/4xx.html, 500.html (groundtalk_web/errors.py).
+DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
@@ -61,6 +63,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "groundtalk_web.middleware.HostileInputMiddleware",  # first: 400 for NUL, control characters, bad encoding
     "django.middleware.security.SecurityMiddleware",
     "groundtalk_web.resilience.DatabaseRetryMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

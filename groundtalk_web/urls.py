@@ -25,3 +25,9 @@ urlpatterns = [
     path("research/matches/<uuid:match_id>/codraw/final.svg", codraw_views.final_svg, name="codraw_final_svg"),
     path("admin/", admin.site.urls),
 ]
+
+# Styled pages with no settings or traceback (groundtalk_web/errors.py); 405s and hostile input: middleware.py
+handler400 = "groundtalk_web.errors.bad_request"
+handler403 = "groundtalk_web.errors.permission_denied"
+handler404 = "groundtalk_web.errors.page_not_found"
+handler500 = "groundtalk_web.errors.server_error"
