@@ -3,10 +3,12 @@ pairing, chat (HTML shown as text), clicks, a reload mid-round, the end and the 
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from games.models import Batch, Match, Participant
 
 from .conftest import SCREENS
+from .sync import wait_synced
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,14 +23,19 @@ def target_color(speaker):
     return speaker.locator(".swatch.target").evaluate("e => getComputedStyle(e).backgroundColor")
 
 
-def click_target(speaker, listener):
+def click_target(speaker, listener, round_no, rounds=3):
+    """The listener clicks the speaker's target. Both pages must show round ``round_no`` (the
+    swatches and the label are rendered from one view) and the listener's swatches must be
+    clickable (the speaker has spoken in it): otherwise the colors compared could be of two rounds."""
+    label = f"Round {round_no} of {rounds}"
+    expect(speaker.locator("#round-label")).to_have_text(label)
+    expect(listener.locator("#round-label")).to_have_text(label)
+    expect(listener.locator(".swatch.clickable")).to_have_count(3)
     want = target_color(speaker)
-    swatches = listener.locator(".swatch")
-    for i in range(swatches.count()):
-        if swatches.nth(i).evaluate("e => getComputedStyle(e).backgroundColor") == want:
-            swatches.nth(i).click()
-            return i
-    raise AssertionError("the target is not among the listener's colors")
+    colors = listener.eval_on_selector_all(".swatch", "els => els.map(e => getComputedStyle(e).backgroundColor)")
+    assert colors.count(want) == 1, f"the target {want} is not among the listener's colors {colors}"
+    listener.locator(f'.swatch[data-position="{colors.index(want)}"]').click()
+    return colors.index(want)
 
 
 def say(page, text):
@@ -48,8 +55,9 @@ def test_two_people_play_rounds_with_a_reload(live_server_url, browser):
     enter(b, live_server_url, batch.slug, "bob")
     a.wait_for_url("**/m/**", timeout=15000)
     b.wait_for_url("**/m/**", timeout=15000)
-    a.wait_for_selector(".swatch")
-    b.wait_for_selector(".swatch")
+    match = Match.objects.get(batch=batch)
+    wait_synced(a, match.id)
+    wait_synced(b, match.id)
     speaker, listener = (a, b) if "speaker" in a.inner_text("#role-label") else (b, a)
     assert "listener" in listener.inner_text("#role-label")
     assert speaker.locator(".swatch.target").count() == 1
@@ -63,35 +71,35 @@ def test_two_people_play_rounds_with_a_reload(live_server_url, browser):
     assert listener.locator(".chat img").count() == 0 and listener.title() != "pwned"
 
     listener.reload()  # mid-round: same seat, same state, message shown once
-    listener.wait_for_selector(".msg.theirs")
+    wait_synced(listener, match.id)
     assert listener.locator(".msg.theirs").count() == 1
     assert listener.locator(".swatch.clickable").count() == 3
     speaker.screenshot(path=str(SCREENS / "colors-speaker.png"))
     listener.screenshot(path=str(SCREENS / "colors-listener.png"))
 
-    click_target(speaker, listener)
-    speaker.wait_for_selector("text=Round 1: correct!")
-    listener.wait_for_selector("text=Round 1: correct!")
+    click_target(speaker, listener, 1)
+    expect(speaker.locator("#outcome")).to_have_text("Round 1: correct!")
+    expect(listener.locator("#outcome")).to_have_text("Round 1: correct!")
     assert "Score 1 / 1" in speaker.inner_text("#score")
 
     for round_no in (2, 3):
-        speaker.wait_for_selector(f"text=Round {round_no} of 3")
+        expect(speaker.locator("#round-label")).to_have_text(f"Round {round_no} of 3")
         say(speaker, f"round {round_no} description")
-        listener.wait_for_selector(f"text=round {round_no} description")
+        expect(listener.locator(".msg.theirs")).to_have_text([f"round {round_no} description"])
         if round_no == 3:
             speaker.reload()  # the speaker reloads too, after speaking
-            speaker.wait_for_selector(".swatch.target")
-        click_target(speaker, listener)
-    listener.wait_for_selector("#finished:not([hidden])")
-    assert "3 of 3" in listener.inner_text("#final")
-    assert "3 of 3" in speaker.inner_text("#final")
+            wait_synced(speaker, match.id)
+        click_target(speaker, listener, round_no)
+    for page in (listener, speaker):   # each page gets the last view in its own time
+        page.wait_for_selector("#finished:not([hidden])")
+        assert "3 of 3" in page.inner_text("#final")
     listener.click("#continue")
     listener.wait_for_selector("#completion-code")
     code = listener.inner_text("#completion-code")
     ctx_a.close()
     ctx_b.close()
 
-    match = Match.objects.get(batch=batch)
+    match.refresh_from_db()
     assert match.status == Match.Status.FINISHED and match.outcome["correct"] == 3
     texts = [m["text"] for e in match.events.filter(type="round_ended") for m in e.payload["messages"]]
     assert texts.count(hostile) == 1

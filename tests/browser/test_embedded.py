@@ -7,9 +7,11 @@ import subprocess
 import sys
 
 import pytest
+from playwright.sync_api import expect
 
 from ..conftest import ROOT, running_server
 from .conftest import SCREENS
+from .sync import wait_painted
 
 pytestmark = pytest.mark.browser
 
@@ -34,10 +36,11 @@ def test_embedded_human_listens_to_agent_speaker(embedded_server, browser):
     page.wait_for_url("**/m/**", timeout=15000)
     assert "listener" in page.inner_text("#role-label")
     for round_no in (1, 2):
-        page.wait_for_selector(f"text=Round {round_no} of 10")
-        page.wait_for_selector(".swatch.clickable", timeout=15000)  # the agent has spoken
-        assert page.locator(".msg.theirs").count() >= 1
+        expect(page.locator("#round-label")).to_have_text(f"Round {round_no} of 10")
+        expect(page.locator(".swatch.clickable")).to_have_count(3)   # the agent has spoken in this round
+        assert page.locator(".msg.theirs").count() >= 1 and page.inner_text("#round-label") == f"Round {round_no} of 10"
         page.locator(".swatch.clickable").first.click()
-        page.wait_for_selector(f"text=Round {round_no}: ", timeout=10000)
+        expect(page.locator("#outcome")).to_contain_text(f"Round {round_no}: ")
+    wait_painted(page)
     page.screenshot(path=str(SCREENS / "colors-embedded-listener.png"))
     ctx.close()

@@ -7,12 +7,14 @@ back. A second test plays a human Teller against the rule-based Drawer agent on 
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from games.codraw import clipart as ca
 from games.codraw.metric import similarity
 from games.models import Match, MatchEvent, Seat
 from games.services import SeatSpec, match_create
 
+from ..browser.sync import wait_painted, wait_synced
 from .conftest import SCREENS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,7 +35,7 @@ def open_seat(browser, base, match, seat):
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{base}/m/{match.id}/?seat={seat.token}")
-    page.wait_for_selector("#conn:text('connected')")
+    wait_synced(page, match.id)            # joined, the current view rendered, its canvas drawn
     return ctx, page, errors
 
 
@@ -53,7 +55,7 @@ def drag_from_palette(page, idx, x, y):
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()
     page.mouse.move(box["x"] + box["width"] / 2 + 30, box["y"] + box["height"] / 2, steps=4)
-    assert page.locator(".ghost").count() == 1                 # the piece follows the pointer
+    expect(page.locator(".ghost")).to_have_count(1)            # the piece follows the pointer
     tx, ty = stage_point(page, x, y)
     page.mouse.move(tx, ty, steps=12)
     page.mouse.up()
@@ -108,7 +110,6 @@ def test_teller_and_drawer_play_a_game(live_server_url, browser):
     ctx_d, drawer, errors_d = open_seat(browser, live_server_url, match, seats["drawer"])
 
     # the Teller sees the target, the Drawer an empty canvas and 20 clip arts with Mike and Jenny
-    teller.wait_for_selector("#stage-list li")
     assert teller.locator("#stage-list li").count() == len(match.state["target"])
     assert sorted(shown(teller)) == sorted(p["idx"] for p in match.state["target"])
     assert drawer.locator(".pal-item").count() == 20
@@ -135,6 +136,7 @@ def test_teller_and_drawer_play_a_game(live_server_url, browser):
     drawer.wait_for_selector("#turn.mine")
     assert "end your turn" in drawer.inner_text("#chat-hint")
     assert "end turn" in drawer.inner_text("#send")
+    wait_synced(teller, match.id)                                      # the Teller's own view of its message
     assert teller.locator("#chatinput:disabled").count() == 1         # one message, then wait
 
     # the Drawer drags Jenny and another piece from the palette onto the canvas
@@ -144,41 +146,48 @@ def test_teller_and_drawer_play_a_game(live_server_url, browser):
     current = wait_for_db(match, lambda s: {"19", str(other)} <= set(s["canvas"]))
     assert (current["canvas"]["19"]["x"], current["canvas"]["19"]["y"]) == (380, 250)
     assert (current["canvas"][str(other)]["x"], current["canvas"][str(other)]["y"]) == (130, 240)
+    wait_synced(drawer, match.id)                                      # the page shows what the database has
     assert drawer.locator(f'.pal-item.placed[data-idx="{other}"]').count() == 1
     # a piece just placed is selected: flip it
     assert drawer.evaluate("gtCodraw.selected()") == other
     drawer.click("#flip")
     wait_for_db(match, lambda s: s["canvas"][str(other)]["flip"] == 1)
-    drawer.wait_for_selector(f'#stage-list li[data-idx="{other}"][data-flip="1"]')
+    wait_synced(drawer, match.id)
+    assert drawer.locator(f'#stage-list li[data-idx="{other}"][data-flip="1"]').count() == 1
     assert shown(drawer)[other]["scaleX"] < 0                          # drawn mirrored
     # and make it medium
     drawer.click('.seg-btn[data-depth="1"]')
     wait_for_db(match, lambda s: s["canvas"][str(other)]["depth"] == 1)
-    drawer.wait_for_selector('.seg-btn[data-depth="1"][aria-pressed="true"]')
+    wait_synced(drawer, match.id)
+    assert drawer.locator('.seg-btn[data-depth="1"][aria-pressed="true"]').count() == 1
     # select Jenny on the canvas, move her by dragging, change her expression
     drawer.mouse.click(*stage_point(drawer, 380, 250))
     drawer.wait_for_selector("#sel-name:text('Jenny')")
     drag_on_canvas(drawer, 380, 250, 400, 262)
     wait_for_db(match, lambda s: (s["canvas"]["19"]["x"], s["canvas"]["19"]["y"]) == (400, 262))
+    wait_synced(drawer, match.id)
     drawer.click('#faces [data-expression="3"]')                       # sad
     current = wait_for_db(match, lambda s: ca.expression_of(s["canvas"]["19"]["subtype"]) == 3)
     assert ca.pose_of(current["canvas"]["19"]["subtype"]) == 0
-    drawer.wait_for_selector('#faces [data-expression="3"][aria-pressed="true"]')
-    drawer.wait_for_timeout(300)
+    wait_synced(drawer, match.id)
+    assert drawer.locator('#faces [data-expression="3"][aria-pressed="true"]').count() == 1
+    wait_painted(drawer)
     drawer.screenshot(path=str(SCREENS / "codraw-drawer.png"))
 
     # a reload mid-turn keeps the canvas (drawn from the server's view)
     before = shown(drawer)
+    assert len(before) == 2
     drawer.reload()
-    drawer.wait_for_selector("#conn:text('connected')")
-    drawer.wait_for_function("gtCodraw.shown().length === 2")
+    wait_synced(drawer, match.id)
     assert shown(drawer) == before
     assert drawer.locator(".msg.theirs").count() == 1
 
     # a refused move snaps back and says why
+    drawer.evaluate("document.getElementById('tools-error').textContent = ''")
     drawer.evaluate(f"gtCodraw.act({{type: 'update', idx: {other}, x: 5000}})")
     drawer.wait_for_function("document.getElementById('tools-error').textContent.length > 0")
     assert "too far off" in drawer.inner_text("#tools-error")
+    wait_synced(drawer, match.id)                                      # refused (nothing pending), redrawn
     assert shown(drawer)[other]["x"] == 130 and state(match)["canvas"][str(other)]["x"] == 130
 
     # the Drawer replies, which ends the turn
@@ -188,19 +197,21 @@ def test_teller_and_drawer_play_a_game(live_server_url, browser):
     teller.wait_for_selector("#turn.mine")
     drawer.wait_for_selector(".pal-item:disabled")
     assert state(match)["phase"] == "teller" and len(state(match)["rounds"]) == 1
+    wait_painted(teller)
     teller.screenshot(path=str(SCREENS / "codraw-teller.png"))
 
     # the Teller peeks once: chat is blocked until the peek is closed
     teller.click("#peek")
     teller.wait_for_selector("#peek-overlay:not([hidden])")
     assert teller.locator("#chatinput:disabled").count() == 1
-    teller.wait_for_timeout(400)
+    wait_painted(teller)                                               # the peek's two canvases drawn
     teller.screenshot(path=str(SCREENS / "codraw-teller-peek.png"))
     assert state(match)["peek"]["open"] is True
     teller.click("#close-peek")
     teller.wait_for_selector("#peek-overlay", state="hidden")
     teller.wait_for_selector("#chatinput:enabled")
     assert teller.locator("#peek:disabled").count() == 1 and "used" in teller.inner_text("#peek")
+    teller.evaluate("document.getElementById('tools-error').textContent = ''")
     teller.evaluate("gtCodraw.act({type: 'peek'})")                    # a second peek is refused
     teller.wait_for_function("document.getElementById('tools-error').textContent.length > 0")
     assert "peek" in teller.inner_text("#tools-error").lower()
@@ -222,7 +233,8 @@ def test_teller_and_drawer_play_a_game(live_server_url, browser):
         assert page.inner_text("#final-score") == f"{expected:.2f}"
         assert page.get_attribute("#continue", "href") == "/"
     assert expected > 0
-    teller.wait_for_timeout(400)
+    wait_painted(teller)
+    wait_painted(drawer)
     teller.screenshot(path=str(SCREENS / "codraw-teller-final.png"))
     drawer.screenshot(path=str(SCREENS / "codraw-drawer-final.png"))
 
@@ -242,7 +254,7 @@ def test_human_teller_with_rule_drawer_agent(live_server_url, browser, celery_wo
         pytest.skip("the rule-based CoDraw Drawer is not registered")
     match, seats = codraw_match(seed=23, drawer=SeatSpec("agent", agent_name="codraw_rule_drawer"))
     ctx, teller, errors = open_seat(browser, live_server_url, match, seats["teller"])
-    teller.wait_for_selector("#stage-list li")
+    assert teller.locator("#stage-list li").count() == len(match.state["target"])
     piece = next(p for p in match.state["target"] if not ca.is_human(p["idx"]))
     name = ca.CLIPARTS[piece["idx"]].name
     teller.fill("#chatinput", f"there is a big {name} in the middle")
@@ -254,7 +266,7 @@ def test_human_teller_with_rule_drawer_agent(live_server_url, browser, celery_wo
     assert current["rounds"][0]["msg_d"]
     teller.click("#peek")
     teller.wait_for_selector("#peek-overlay:not([hidden])")
-    teller.wait_for_timeout(300)
+    wait_painted(teller)
     teller.screenshot(path=str(SCREENS / "codraw-teller-vs-agent-peek.png"))
     teller.click("#close-peek")
     teller.wait_for_selector("#peek-overlay", state="hidden")

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from tests.browser.conftest import CHROMIUM, SCREENS, browser  # noqa: F401  (fixture re-exported)
+from tests.browser.sync import wait_synced
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
@@ -24,6 +25,7 @@ def open_seat(live_server_url, browser):  # noqa: F811
         page = ctx.new_page()
         page.on("pageerror", lambda exc: script_errors.append(f"{seat.role}: {exc}"))
         page.goto(f"{live_server_url}/m/{match.id}/?seat={seat.token}")
+        wait_synced(page, match.id)          # joined, and showing the match as the database has it
         return page
 
     yield _open

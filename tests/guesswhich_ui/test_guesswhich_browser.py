@@ -12,11 +12,13 @@ server and, for ALICE, a real Celery worker.
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from games.guesswhich.rules import C as GW
 from games.models import Match, MatchEvent, Seat
 from games.services import SeatSpec, match_create
 
+from ..browser.sync import track_presence, wait_partner_back, wait_synced
 from .conftest import SCREENS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -155,7 +157,7 @@ def test_human_plays_a_whole_guesswhich_game_against_alice(live_server_url, cele
     page.screenshot(path=str(SCREENS / "guesswhich-feedback.png"))
 
     page.click("#fb-submit")                                   # nothing rated yet: refused in the page
-    assert "ratings" in page.inner_text("#error")
+    expect(page.locator("#error")).to_contain_text("ratings")
     ratings = {key: 1 + i % 5 for i, key in enumerate(GW.RATING_KEYS)}
     for key, value in ratings.items():
         page.click(f'.rating-row[data-key="{key}"] label:nth-child({value}) span')
@@ -205,14 +207,16 @@ def test_two_people_chat_in_visual_dialog_with_a_reload(live_server_url, open_se
             assert a.locator(".chat img").count() == 0 and a.title() != "pwned"
             q.screenshot(path=str(SCREENS / "visdial-questioner.png"))
         if k == 2:
+            track_presence(q)
             a.reload()                                          # the answerer reloads with a question pending
-            a.wait_for_selector("#sendinput:enabled")
-            a.wait_for_selector(".msg.q >> nth=1")
+            wait_synced(a, match.id)
+            assert a.locator("#sendinput:enabled").count() == 1
             assert a.locator(".msg.q").count() == 2 and a.locator(".msg.a").count() == 1
             assert a.inner_text("#round-label") == "Round 2 of 3"
-            # a "connection dropped" notice the reload may have shown the questioner is gone again
-            q.wait_for_selector("#banner", state="hidden")
-            assert q.locator("#gone").is_hidden()
+            # once the questioner has been told the answerer is back, a "connection dropped"
+            # notice the reload may have shown it is gone again
+            wait_partner_back(q)
+            assert q.locator("#banner").is_hidden() and q.locator("#gone").is_hidden()
             a.screenshot(path=str(SCREENS / "visdial-answerer.png"))
         a.fill("#sendinput", answer)
         a.click("#send")
@@ -262,6 +266,7 @@ def test_bad_input_gets_a_clear_error_and_changes_nothing(live_server_url, open_
     q.click("#ask")
     a.wait_for_selector("#answerinput:enabled")
     assert a.locator(".msg.q .text").inner_text() == "Is there a red cube?"
+    wait_synced(q, match.id)                 # the questioner's page too is in the answer phase
     a.wait_for_function("() => { const i = document.getElementById('secret-image');"
                         " return i && i.complete && i.naturalWidth > 0; }", timeout=60000)
     assert a.get_attribute("#secret-image", "src") == f"/m/{match.id}/img/{secret}.png?seat={seats['answerer'].token}&size=large"

@@ -72,6 +72,7 @@
   }
 
   /* ------------------------------------------------- a 500x400 scene drawn with Konva */
+  const sceneViews = [];   // every SceneView of the page, for gtCodraw.settled()
   class SceneView {
     constructor(container, opts) {
       opts = opts || {};
@@ -86,8 +87,10 @@
       this.layer = new Konva.Layer();
       this.uiLayer = new Konva.Layer({ listening: false });
       this.stage.add(this.bgLayer, this.layer, this.uiLayer);
+      this.bgDrawn = false;
       backgroundImage().then((img) => {
         if (img) { this.bgLayer.add(new Konva.Image({ image: img, x: 0, y: 0, width: W, height: H })); this.bgLayer.draw(); }
+        this.bgDrawn = true;
       });
       this.pieces = [];
       this.nodes = new Map();
@@ -96,6 +99,8 @@
       this.dragging = false;
       this.deferred = false;
       this.token = 0;
+      this.drawn = 0;              // the token of the last set() whose pieces are drawn
+      sceneViews.push(this);
       this.overrides = new Map();  // idx -> {x, y}: a move sent but not yet in a view
       if (this.interactive) {
         this.stage.on("mousedown touchstart", (e) => { if (e.target === this.stage) this.select(null); });
@@ -123,7 +128,11 @@
       this.drawSelection();
       this.renderList();
       this.onSelect(this.selected, true);
+      this.drawn = token;
     }
+
+    /* true when the pieces of the last set() (and the background) are drawn, and no drag holds them back */
+    get settled() { return this.bgDrawn && this.drawn === this.token && !this.dragging && !this.deferred; }
 
     makeNode(p, img) {
       const s = SCALES[p.depth] || 1, nw = img.naturalWidth || img.width || 100, nh = img.naturalHeight || img.height || 100;
@@ -669,5 +678,6 @@
         scaleX: n.scaleX(), scaleY: n.scaleY(), width: n.width(), height: n.height(), src: n.image() && n.image().src }));
     },
     selected: () => (canvasView ? canvasView.selected : null),
+    settled: () => sceneViews.every((sv) => sv.settled),   // every canvas shows the latest view given to it
   };
 })();
