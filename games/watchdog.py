@@ -24,7 +24,6 @@ import logging
 import time
 from collections import Counter
 from datetime import timedelta
-from functools import lru_cache
 
 from django.db import transaction
 from django.db.models import Q
@@ -36,15 +35,14 @@ log = logging.getLogger(__name__)
 CLAIM_LIMIT = 50
 
 
-@lru_cache(maxsize=1)
-def _shortest_timeout_s() -> float:
-    from agents.registry import all_agents
-
-    return min((spec.timeout_s for spec in all_agents().values()), default=1.0)
+# No agent times out sooner than this; each candidate's own timeout is checked in ``_move_on``.
+# (A floor rather than the registry's shortest timeout: reading the registry imports every
+# game's agents, which a web process serving only human matches never needs.)
+MIN_AGENT_TIMEOUT_S = 1.0
 
 
 def _overdue(now) -> Q:
-    return (Q(agent_due_since__lte=now - timedelta(seconds=_shortest_timeout_s()))
+    return (Q(agent_due_since__lte=now - timedelta(seconds=MIN_AGENT_TIMEOUT_S))
             | Q(deadline_at__lte=now))
 
 
