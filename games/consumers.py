@@ -65,6 +65,7 @@ JOIN_RATE, JOIN_BURST = 1, 3   # join attempts per connection (each costs a data
 
 class MatchConsumer(AsyncWebsocketConsumer):
     seat = None
+    seat_alone = False
     sent_seq = 0
     gap_check_pending = False
     flooded = False
@@ -110,7 +111,8 @@ class MatchConsumer(AsyncWebsocketConsumer):
         game; a broker that is down must not stop a seat from joining)."""
         try:
             await self.channel_layer.group_send(group_for(self.seat.match_id), {
-                "type": "match.presence", "role": self.seat.role, "connected": connected})
+                "type": "match.presence", "role": self.seat.role, "connected": connected,
+                "channel": self.channel_name})
         except Exception as exc:
             logger.info("presence of %s not announced: %r", self.seat.role, exc)
 
@@ -173,7 +175,8 @@ class MatchConsumer(AsyncWebsocketConsumer):
             return await self.error("agent_seat", "That seat is played by an agent.")
         self.seat = seat
         await self.channel_layer.group_add(group_for(seat.match_id), self.channel_name)
-        await db(services.seat_presence)(seat_id=seat.pk, connected=True)
+        connections = await db(services.seat_presence)(seat_id=seat.pk, connected=True)
+        self.seat_alone = connections <= 1   # the seat's limits count here, not in Redis (ratelimit.seat_hit)
         await self._announce_presence(True)
         snap = await db(selectors.seat_snapshot)(seat=seat, after_seq=last_seq)
         self.sent_seq = snap["seq"]
@@ -183,7 +186,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
     async def on_resume(self, message: dict) -> None:
         if self.seat is None:
             return await self.error("not_joined", "Join a seat first.")
-        decision = await ratelimit.seat_hit("ws_resume", self.seat.pk)   # before the database read
+        decision = await ratelimit.seat_hit("ws_resume", self.seat.pk, alone=self.seat_alone)   # before the database read
         if not decision.allowed:
             return await self.send_json(ratelimit.ws_error(decision, "Too many resume requests; slow down."))
         try:
@@ -197,7 +200,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
 
     async def on_ping(self, message: dict) -> None:
         if self.seat is not None:   # before joining, only the per-connection frame cap applies
-            decision = await ratelimit.seat_hit("ws_ping", self.seat.pk)
+            decision = await ratelimit.seat_hit("ws_ping", self.seat.pk, alone=self.seat_alone)
             if not decision.allowed:
                 return await self.send_json(ratelimit.ws_error(decision, "Too many pings; slow down."))
         await self.send_json({"type": "pong", "seq": self.sent_seq})
@@ -227,7 +230,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
             return await self.error("not_joined", "Join a seat first.", action_id)
         if not isinstance(action_id, str) or not (1 <= len(action_id) <= 64):
             return await self.error("bad_action_id", "Every action needs an \"id\": text of 1 to 64 characters.")
-        decision = await ratelimit.seat_hit("ws_action", self.seat.pk)   # shared by the seat's sockets
+        decision = await ratelimit.seat_hit("ws_action", self.seat.pk, alone=self.seat_alone)   # shared by the seat's sockets
         if not decision.allowed:
             return await self.send_json(ratelimit.ws_error(decision, "Too many actions at once; slow down.", action_id))
         return action_id
@@ -277,8 +280,13 @@ class MatchConsumer(AsyncWebsocketConsumer):
 
     async def match_presence(self, message: dict) -> None:
         """A partner's connection opened or closed (not logged: presence is not part of the game)."""
-        if self.seat is not None and message["role"] != self.seat.role:
-            await self.send_json({"type": "presence", "role": message["role"], "connected": message["connected"]})
+        if self.seat is None:
+            return
+        if message["role"] == self.seat.role:   # another socket of this seat: count its limits in Redis
+            if message["connected"] and message.get("channel") != self.channel_name:
+                self.seat_alone = False
+            return
+        await self.send_json({"type": "presence", "role": message["role"], "connected": message["connected"]})
 
     async def match_events(self, message: dict) -> None:
         """A committed batch of events from the channel layer: it may arrive late, twice, out of

@@ -428,3 +428,37 @@ async def test_the_websocket_keeps_working_when_redis_is_unreachable(settings):
         await speaker.disconnect()
     finally:
         ratelimit.set_limiter(None)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_seats_only_socket_counts_here_and_a_second_socket_moves_it_to_redis(fresh_limiter, monkeypatch):
+    """One socket per seat (every normal game) costs no Redis round trip per action; as soon as
+    the seat has a second socket, both count in Redis (shared by every process)."""
+    if fresh_limiter.redis is None:
+        pytest.skip("the Redis backend is not configured")
+    calls = []
+    real = fresh_limiter.redis.ahit
+
+    async def counting(checks):
+        calls.append([key for key, _ in checks])
+        return await real(checks)
+
+    monkeypatch.setattr(fresh_limiter.redis, "ahit", counting)
+    match, seats = await make_match()
+    first = await connect(match.id, seats["speaker"].token)
+    await first.send_json_to({"type": "action", "id": "alone", "action": {"type": "chat", "text": "teal"}})
+    assert [m["type"] for m in await replies(first, 1)] == ["ack"]
+    assert calls == []
+    second = await connect(match.id, seats["speaker"].token)
+    await second.send_json_to({"type": "action", "id": "two", "action": {"type": "chat", "text": "blue"}})
+    assert [m["type"] for m in await replies(second, 1)] == ["ack"]
+    assert len(calls) == 1
+    for _ in range(50):   # the first socket hears of the second through its presence broadcast
+        await asyncio.sleep(0.1)
+        await first.send_json_to({"type": "ping"})
+        await replies(first, 1)
+        if len(calls) > 1:
+            break
+    assert len(calls) > 1, "the first socket kept counting only in its own process"
+    await first.disconnect()
+    await second.disconnect()
