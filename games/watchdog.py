@@ -51,11 +51,15 @@ def watchdog_sweep(*, now=None) -> Counter:
     now = now or timezone.now()
     active = Match.objects.filter(status=Match.Status.ACTIVE)
     done: Counter = Counter()
-    if not active.filter(_overdue(now)).exists():   # the usual case: one cheap read, no lock
+    # One read without locks (usually empty); only matches past their own agent's timeout are
+    # then locked, so a match whose agent is still within its timeout is never held up.
+    candidates = active.filter(_overdue(now)).values_list("id", "agent_seats", "agent_due_since", "deadline_at")
+    due = [pk for pk, seats, since, deadline in candidates[:CLAIM_LIMIT * 4] if _is_due(seats, since, deadline, now)]
+    if not due:
         return done
     with transaction.atomic():
-        claimed = list(active.select_for_update(skip_locked=True).filter(_overdue(now))
-                       .only("id", "seq", "agent_seats", "agent_due_since", "deadline_at")[:CLAIM_LIMIT])
+        claimed = list(active.select_for_update(skip_locked=True).filter(_overdue(now), pk__in=due[:CLAIM_LIMIT])
+                       .only("id", "seq", "agent_seats", "agent_due_since", "deadline_at"))
         for match in claimed:
             try:
                 with transaction.atomic():
@@ -64,6 +68,24 @@ def watchdog_sweep(*, now=None) -> Counter:
                 log.exception("watchdog: match %s", match.id)
                 done["error"] += 1
     return done
+
+
+def _is_due(agent_seats: dict, since, deadline, now) -> bool:
+    """Whether the watchdog must act: the game clock ran out, or an agent seat has been due for
+    longer than that agent's timeout (an unknown agent counts as due: the match is aborted)."""
+    from agents.registry import UnknownAgent, get_agent_spec
+
+    if deadline is not None and deadline <= now:
+        return True
+    if since is None:
+        return False
+    for name in agent_seats.values():
+        try:
+            if since + timedelta(seconds=get_agent_spec(name).timeout_s) <= now:
+                return True
+        except UnknownAgent:
+            return True
+    return not agent_seats   # due with no agent seat: clear it (``_move_on``)
 
 
 def _move_on(match: Match, now) -> str:

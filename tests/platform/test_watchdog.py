@@ -89,3 +89,10 @@ def test_codraws_clock_ends_the_match_through_its_rules():
     match.refresh_from_db()
     assert match.status == Match.Status.FINISHED
     assert MatchEvent.objects.filter(match=match, actor="system").exclude(action=None).exists()
+
+
+def test_an_agent_within_its_timeout_is_left_alone():
+    match, _ = colors_match(agents={"speaker": SPEAKER})
+    overdue(match, get_agent_spec(SPEAKER).timeout_s / 2)   # past the sweep's floor, within its timeout
+    assert watchdog_sweep() == {}                           # not even claimed (no lock taken)
+    assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
