@@ -1,5 +1,7 @@
 from django.contrib import admin
 from django.urls import path
+from django.views.generic import RedirectView
+from django.templatetags.static import static
 
 from games import views
 from games.clevr import views as clevr_views
@@ -24,6 +26,8 @@ urlpatterns = [
          name="codraw_round_svg"),
     path("research/matches/<uuid:match_id>/codraw/final.svg", codraw_views.final_svg, name="codraw_final_svg"),
     path("admin/", admin.site.urls),
+    # browsers that ignore base.html's <link rel="icon"> (and the admin's pages) ask for this
+    path("favicon.ico", RedirectView.as_view(url=static("gt/favicon.svg"), permanent=True)),
 ]
 
 # Styled pages with no settings or traceback (groundtalk_web/errors.py); 405s and hostile input: middleware.py

@@ -8,7 +8,9 @@ from playwright.sync_api import expect
 from games.models import Batch, Match, Participant
 
 from .conftest import SCREENS
-from .sync import wait_synced
+
+SHOTS = SCREENS.parent / "screenshots"
+from .sync import wait_painted, wait_synced
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -49,6 +51,10 @@ def test_two_people_play_rounds_with_a_reload(live_server_url, browser):
     ctx_a, ctx_b = browser.new_context(viewport={"width": 1366, "height": 768}), \
         browser.new_context(viewport={"width": 1366, "height": 768})
     a, b = ctx_a.new_page(), ctx_b.new_page()
+    errors = []   # no page may throw or log a console error (issue 10)
+    for p in (a, b):
+        p.on("pageerror", lambda exc: errors.append(str(exc)))
+        p.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
     enter(a, live_server_url, batch.slug, "alice")
     a.wait_for_selector("#waiting")
     a.screenshot(path=str(SCREENS / "colors-waiting.png"))
@@ -63,6 +69,16 @@ def test_two_people_play_rounds_with_a_reload(live_server_url, browser):
     assert speaker.locator(".swatch.target").count() == 1
     assert listener.locator(".swatch.target").count() == 0
     assert listener.locator(".swatch[disabled]").count() == 3  # nothing to click before the speaker speaks
+    # ... but the colors are shown at full strength (the colors judged are the colors meant)
+    assert listener.eval_on_selector_all(".swatch", "els => els.map(e => getComputedStyle(e).opacity)") == ["1"] * 3
+    assert "Wait for your partner" in listener.inner_text("#instruction")
+    wait_painted(listener)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    listener.screenshot(path=str(SHOTS / "colors-listener-waiting.png"))
+    favicon = a.request.get(f"{live_server_url}/favicon.ico")
+    assert favicon.status == 200 and "svg" in favicon.headers["content-type"]
+    linked = a.eval_on_selector('link[rel="icon"]', "l => l.href")
+    assert a.request.get(linked).status == 200
 
     hostile = '<img src=x onerror="document.title=\'pwned\'"> the teal one'
     say(speaker, hostile)
@@ -98,6 +114,7 @@ def test_two_people_play_rounds_with_a_reload(live_server_url, browser):
     code = listener.inner_text("#completion-code")
     ctx_a.close()
     ctx_b.close()
+    assert not errors, errors
 
     match.refresh_from_db()
     assert match.status == Match.Status.FINISHED and match.outcome["correct"] == 3

@@ -24,6 +24,8 @@
       if (S.role === "listener") b.addEventListener("click", () => click(i));
       sw.append(b);
     });
+    const waiting = !v.over && S.role === "listener" && !v.can_click;
+    $("instruction").className = waiting ? "waiting-note" : "muted";
     if (v.over) $("instruction").textContent = "";
     else if (S.role === "speaker") $("instruction").textContent = "Describe the color with the black frame so your partner can pick it.";
     else $("instruction").textContent = v.can_click ? "Click the color your partner is describing." : "Wait for your partner to describe a color.";
