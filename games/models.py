@@ -46,6 +46,9 @@ class Batch(models.Model):
                               help_text='Agent per role for agent seats, e.g. {"speaker": "colors_lexicon_speaker"}.')
     games_per_worker = models.PositiveIntegerField(default=1)
     max_wait_s = models.PositiveIntegerField(default=120)
+    inactivity_limit_s = models.PositiveIntegerField(
+        default=600, help_text="A match with no action for this long is aborted (reason 'inactive') and its "
+                               "workers are let go; 0: never.")
     on_timeout = models.CharField(max_length=8, choices=OnTimeout.choices, default=OnTimeout.LEAVE)
     config = models.JSONField(default=dict, blank=True, help_text="Game settings (e.g. rounds).")
     content_pool = models.JSONField(default=list, blank=True,
@@ -114,6 +117,7 @@ class Match(models.Model):
     class Status(models.TextChoices):
         ACTIVE = "active"
         FINISHED = "finished"
+        TIMED_OUT = "timed_out"   # the game clock ran out (CoDraw's 20 minutes): ended by the rules
         ABORTED = "aborted"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -144,6 +148,9 @@ class Match(models.Model):
     agent_due_since = models.DateTimeField(null=True, blank=True)
     # When the game clock runs out (``config["time_limit_s"]`` after the start), else None.
     deadline_at = models.DateTimeField(null=True, blank=True)
+    # No action for this long (from ``updated_at``) and the watchdog aborts the match as
+    # ``inactive``: everyone has left. From the batch (``Batch.inactivity_limit_s``); None: never.
+    inactivity_limit = models.DurationField(null=True, blank=True)
 
     class Meta:
         indexes = [
@@ -151,6 +158,8 @@ class Match(models.Model):
                          condition=models.Q(status="active", agent_due_since__isnull=False)),
             models.Index(fields=["deadline_at"], name="match_deadline",
                          condition=models.Q(status="active", deadline_at__isnull=False)),
+            models.Index(fields=["updated_at"], name="match_idle",
+                         condition=models.Q(status="active", inactivity_limit__isnull=False)),
         ]
 
     @property

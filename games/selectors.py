@@ -92,6 +92,7 @@ def batch_progress(batch: Batch) -> dict:
     matches = batch.matches.aggregate(
         active=Count("id", filter=Q(status=Match.Status.ACTIVE)),
         finished=Count("id", filter=Q(status=Match.Status.FINISHED)),
+        timed_out=Count("id", filter=Q(status=Match.Status.TIMED_OUT)),
         aborted=Count("id", filter=Q(status=Match.Status.ABORTED)),
     )
     recent = [

@@ -168,6 +168,8 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
         agent_due_since=created if any(r in agent_seats for r in spec.rules.to_act(state)) else None,
         deadline_at=(created + timedelta(seconds=float(config["time_limit_s"]) + 1)
                      if config.get("time_limit_s") else None),
+        inactivity_limit=(timedelta(seconds=batch.inactivity_limit_s)
+                          if batch is not None and batch.inactivity_limit_s else None),
     )
     match.state = state   # the whole snapshot, as every load gives it (``Match.from_db``)
     match._static_stored = static is not None
@@ -232,7 +234,9 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
         match.outcome = spec.rules.outcome(new_state)
         finished = spec.rules.is_over(new_state)
         if finished:
-            match.status = Match.Status.FINISHED
+            # the game clock (a system time_up) ends a game as timed out, not finished
+            timed_out = role == SYSTEM and stamped.get("type") == "time_up"
+            match.status = Match.Status.TIMED_OUT if timed_out else Match.Status.FINISHED
             match.finished_at = timezone.now()
             _participants_after_match(match)
         match_store.write_action(match, rows, finished=finished)
@@ -389,16 +393,28 @@ def match_abort(*, match_id, reason: str, role: str = SYSTEM) -> Match:
     match.status = Match.Status.ABORTED
     match.finished_at = timezone.now()
     match.save(update_fields=["seq", "status", "finished_at", "updated_at"])
-    _participants_after_match(match)
+    _participants_after_match(match, aborted_as=reason)
     _after_commit(match, rows)
     return match
 
 
-def _participants_after_match(match: Match) -> None:
-    """Count the game for every human seat and send each worker on: another game or done."""
+# Aborts after which the match's workers are not sent on to another game: they have left.
+LET_GO_REASONS = {"inactive": "match_inactive"}
+
+
+def _participants_after_match(match: Match, aborted_as: str = "") -> None:
+    """Count the game for every human seat and send each worker on: another game or done. A
+    match aborted because everyone had left (``LET_GO_REASONS``) ends its workers' part, with
+    that exit reason, and is not counted as played."""
     seat_rows = Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN).exclude(participant=None)
     ids = list(seat_rows.values_list("participant_id", flat=True))
     for p in Participant.objects.select_for_update().filter(pk__in=ids).select_related("batch"):
+        if aborted_as in LET_GO_REASONS:
+            p.state = Participant.State.DONE
+            p.finished_at = timezone.now()
+            p.exit_reason = p.exit_reason or LET_GO_REASONS[aborted_as]
+            p.save(update_fields=["state", "finished_at", "exit_reason"])
+            continue
         p.games_played += 1
         if p.games_played >= p.batch.games_per_worker:
             p.state = Participant.State.DONE

@@ -7,7 +7,10 @@ database alone.
   in one transaction); when nothing can act, the match is aborted (``agent_failed``), so no match
   waits forever.
 * A game clock run out: ``Match.deadline_at`` has passed; the rules' ``time_up`` action ends it
-  (a game whose rules have no clock is aborted with reason ``time_up``).
+  (status ``timed_out``; a game whose rules have no clock is aborted with reason ``time_up``).
+* An abandoned match: no action for longer than ``Match.inactivity_limit`` (the batch's
+  ``inactivity_limit_s``): aborted with reason ``inactive``, and its workers are let go
+  (exit reason ``match_inactive``) rather than sent back to the waiting room.
 
 It is not a Celery task: it runs in every web process (an asyncio task started when the server
 starts, ``groundtalk_web/asgi.py``), every ``GT_WATCHDOG_S`` seconds. So it fires when no model
@@ -26,7 +29,7 @@ from collections import Counter
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import DateTimeField, ExpressionWrapper, F, Q
 from django.utils import timezone
 
 from games.models import Match
@@ -55,11 +58,13 @@ def watchdog_sweep(*, now=None) -> Counter:
     # then locked, so a match whose agent is still within its timeout is never held up.
     candidates = active.filter(_overdue(now)).values_list("id", "agent_seats", "agent_due_since", "deadline_at")
     due = [pk for pk, seats, since, deadline in candidates[:CLAIM_LIMIT * 4] if _is_due(seats, since, deadline, now)]
+    due += [pk for pk in _idle(active, now).values_list("id", flat=True)[:CLAIM_LIMIT] if pk not in due]
     if not due:
         return done
     with transaction.atomic():
-        claimed = list(active.select_for_update(skip_locked=True).filter(_overdue(now), pk__in=due[:CLAIM_LIMIT])
-                       .only("id", "seq", "agent_seats", "agent_due_since", "deadline_at"))
+        claimed = list(active.select_for_update(skip_locked=True).filter(pk__in=due[:CLAIM_LIMIT])
+                       .only("id", "seq", "agent_seats", "agent_due_since", "deadline_at", "updated_at",
+                             "inactivity_limit"))
         for match in claimed:
             try:
                 with transaction.atomic():
@@ -68,6 +73,13 @@ def watchdog_sweep(*, now=None) -> Counter:
                 log.exception("watchdog: match %s", match.id)
                 done["error"] += 1
     return done
+
+
+def _idle(active, now):
+    """Active matches with no action for longer than their inactivity limit."""
+    return (active.filter(inactivity_limit__isnull=False)
+            .alias(idle_at=ExpressionWrapper(F("updated_at") + F("inactivity_limit"), output_field=DateTimeField()))
+            .filter(idle_at__lte=now))
 
 
 def _is_due(agent_seats: dict, since, deadline, now) -> bool:
@@ -94,6 +106,9 @@ def _move_on(match: Match, now) -> str:
     from agents.services import agent_fallback_turn
     from games.services import match_abort, match_time_up
 
+    if match.inactivity_limit is not None and match.updated_at + match.inactivity_limit <= now:
+        match_abort(match_id=match.id, reason="inactive")   # everyone has left
+        return "inactive"
     if match.deadline_at is not None and match.deadline_at <= now:
         if match_time_up(match_id=match.id) not in ("ended", "already"):
             match_abort(match_id=match.id, reason="time_up")   # rules without a clock of their own

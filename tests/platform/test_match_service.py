@@ -124,7 +124,7 @@ def test_game_clock_starts_with_the_match_and_time_up_ends_it_once():
     assert abs(match.config["start_ms"] - match.events.first().t) < 5
     assert match_time_up(match_id=match.id) == "ended"
     match.refresh_from_db()
-    assert match.status == Match.Status.FINISHED
+    assert match.status == Match.Status.TIMED_OUT
     seq = match.seq
     assert match_time_up(match_id=match.id) == "already"  # a second timer changes nothing
     match.refresh_from_db()

@@ -87,7 +87,7 @@ def test_codraws_clock_ends_the_match_through_its_rules():
     Match.objects.filter(pk=match.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
     assert watchdog_sweep()["time_up"] == 1
     match.refresh_from_db()
-    assert match.status == Match.Status.FINISHED
+    assert match.status == Match.Status.TIMED_OUT          # recorded as timed out, not finished
     assert MatchEvent.objects.filter(match=match, actor="system").exclude(action=None).exists()
 
 
@@ -96,3 +96,42 @@ def test_an_agent_within_its_timeout_is_left_alone():
     overdue(match, get_agent_spec(SPEAKER).timeout_s / 2)   # past the sweep's floor, within its timeout
     assert watchdog_sweep() == {}                           # not even claimed (no lock taken)
     assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
+
+
+@pytest.mark.parametrize("game_id", ["colors_v1", "codraw_v1", "guesswhich_v1", "visdial_v1"])
+def test_an_abandoned_match_of_every_game_ends_after_its_inactivity_limit(game_id):
+    from games.lobby import participant_enter, parse_entry
+    from games.models import Participant, Seat
+    from games.registry import get_game
+    from games.services import SeatSpec, match_create
+
+    from .factories import batch as make_batch
+
+    b = make_batch(game_id=game_id, inactivity_limit_s=300, config={})
+    roles = get_game(game_id).roles
+    people = [participant_enter(batch=b, params=parse_entry({"worker": f"w-{game_id}-{r}"})) for r in roles]
+    Participant.objects.filter(pk__in=[p.pk for p in people]).update(state=Participant.State.PLAYING)
+    match = match_create(game_id=game_id, batch=b, seed=5,
+                         seats={r: SeatSpec(Seat.Kind.HUMAN, participant=p) for r, p in zip(roles, people)})
+    assert watchdog_sweep() == {}                      # just started
+    Match.objects.filter(pk=match.pk).update(updated_at=timezone.now() - timedelta(seconds=299))
+    assert watchdog_sweep() == {}                      # within the limit
+    Match.objects.filter(pk=match.pk).update(updated_at=timezone.now() - timedelta(seconds=301))
+    assert watchdog_sweep()["inactive"] == 1
+    match.refresh_from_db()
+    assert match.status == Match.Status.ABORTED
+    assert MatchEvent.objects.filter(match=match, type="match_aborted", payload__reason="inactive").exists()
+    for p in Participant.objects.filter(pk__in=[p.pk for p in people]):
+        assert p.state == Participant.State.DONE and p.exit_reason == "match_inactive"   # let go, not re-queued
+
+
+def test_a_batch_without_an_inactivity_limit_never_aborts_for_it():
+    from games.models import Seat
+    from games.services import SeatSpec, match_create
+
+    from .factories import batch as make_batch
+
+    b = make_batch(inactivity_limit_s=0)
+    match = match_create(game_id="colors_v1", batch=b, seats={r: SeatSpec(Seat.Kind.HUMAN) for r in ("speaker", "listener")})
+    Match.objects.filter(pk=match.pk).update(updated_at=timezone.now() - timedelta(days=3))
+    assert watchdog_sweep() == {}
