@@ -34,6 +34,7 @@ def open_seat(browser, base, match, seat):
     page = ctx.new_page()
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
     page.goto(f"{base}/m/{match.id}/?seat={seat.token}")
     wait_synced(page, match.id)            # joined, the current view rendered, its canvas drawn
     return ctx, page, errors
@@ -325,4 +326,56 @@ def test_original_pngs_when_the_server_has_them(png_art_server, browser):
     assert faces == [f"/codraw/art/hb1_{e}s.png" for e in range(5)]
     assert not errors and not errors_d, errors + errors_d
     ctx.close()
+    ctx_d.close()
+
+
+SHOTS = SCREENS.parent / "screenshots"
+
+
+def in_viewport(page, selector) -> bool:
+    box = page.locator(selector).bounding_box()
+    vp = page.viewport_size
+    return box is not None and box["x"] >= 0 and box["y"] >= 0 \
+        and box["x"] + box["width"] <= vp["width"] and box["y"] + box["height"] <= vp["height"]
+
+
+def test_long_chat_scrolls_and_keeps_the_scene_in_view(live_server_url, browser):
+    """Issue 10: after 10 turns the canvas and the target scene are still in view (1366x768) and
+    the chat scrolls inside its box; Pose/Face rows only for Mike and Jenny."""
+    match, seats = codraw_match(seed=13)
+    ctx_t, teller, errors_t = open_seat(browser, live_server_url, match, seats["teller"])
+    ctx_d, drawer, errors_d = open_seat(browser, live_server_url, match, seats["drawer"])
+    for turn in range(10):
+        teller.wait_for_selector("#turn.mine")
+        teller.fill("#chatinput", f"turn {turn}: a longer description of the scene, with a tree on the left and a sun")
+        teller.click("#send")
+        drawer.wait_for_selector("#turn.mine")
+        if turn == 0:   # a piece that is not Mike or Jenny shows no Pose/Face rows; Jenny does
+            other = pick_other_piece(match)
+            drag_from_palette(drawer, other, 130, 240)
+            wait_synced(drawer, match.id)
+            expect(drawer.locator("#sel-name")).not_to_be_empty()
+            assert drawer.locator(".human-only:visible").count() == 0
+            drag_from_palette(drawer, ca.JENNY, 380, 250)
+            drawer.wait_for_selector("#sel-name:text('Jenny')")
+            expect(drawer.locator(".human-only:visible")).to_have_count(2)
+        drawer.fill("#chatinput", f"ok {turn}, done that, what next?")
+        drawer.click("#send")
+        expect(teller.locator(".msg")).to_have_count(2 * turn + 2)
+    wait_synced(teller, match.id)
+    wait_synced(drawer, match.id)
+    expect(drawer.locator(".msg")).to_have_count(20)
+    for page in (teller, drawer):
+        assert in_viewport(page, "#stage"), page.locator("#stage").bounding_box()
+        assert in_viewport(page, "#chatform"), page.locator("#chatform").bounding_box()
+        assert page.evaluate("() => { const c = document.getElementById('chat');"
+                             " return c.scrollHeight > c.clientHeight + 20 && getComputedStyle(c).overflowY === 'auto'; }")
+        assert page.evaluate("() => document.documentElement.scrollHeight <= window.innerHeight + 1")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    wait_painted(teller)
+    wait_painted(drawer)
+    teller.screenshot(path=str(SHOTS / "codraw-teller-long-chat.png"))
+    drawer.screenshot(path=str(SHOTS / "codraw-drawer-long-chat.png"))
+    assert not errors_t and not errors_d, errors_t + errors_d
+    ctx_t.close()
     ctx_d.close()
