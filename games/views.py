@@ -115,7 +115,20 @@ def match_play(request, match_id):
     return render(request, game.template, {
         "seat": seat, "match": seat.match, "game": game, "next_url": next_url,
         "ws_path": f"/ws/match/{seat.match_id}/", "partner_gone_s": settings.GT_PARTNER_GONE_S,
+        "text_max": seat_text_max(seat.match.game_id, seat.role),
     })
+
+
+def seat_text_max(game_id: str, role: str) -> int | None:
+    """The longest text this role may send, from the game's action schema (the ``text`` field of
+    the role's actions; the page's character counter shows it). None when the role sends no text."""
+    from games.actions import action_json_schema
+
+    limits = [model["properties"]["text"].get("x-maxTrimmedLength") or model["properties"]["text"].get("maxLength")
+              for model in action_json_schema(game_id).get("$defs", {}).values()
+              if role in model.get("x-roles", ()) and "text" in model.get("properties", {})]
+    limits = [n for n in limits if n]
+    return min(limits) if limits else None
 
 
 @require_POST

@@ -24,6 +24,7 @@ def open_seat(live_server_url, browser):  # noqa: F811
         contexts.append(ctx)
         page = ctx.new_page()
         page.on("pageerror", lambda exc: script_errors.append(f"{seat.role}: {exc}"))
+        page.on("console", lambda msg: msg.type == "error" and script_errors.append(f"{seat.role} console: {msg.text}"))
         page.goto(f"{live_server_url}/m/{match.id}/?seat={seat.token}")
         wait_synced(page, match.id)          # joined, and showing the match as the database has it
         return page

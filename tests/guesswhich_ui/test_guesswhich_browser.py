@@ -196,6 +196,19 @@ def test_two_people_chat_in_visual_dialog_with_a_reload(live_server_url, open_se
     assert_fits(q, "chat", "round", "caption")
     assert_fits(a, "chat", "round", "caption")
 
+    # the counter shows the characters left (the limit of the rules' schema); over it, no sending
+    expect(q.locator("#counter")).to_have_text("200 characters left")
+    q.fill("#sendinput", "x" * 195)
+    expect(q.locator("#counter")).to_have_text("5 characters left")
+    assert q.locator("#send:enabled").count() == 1
+    q.fill("#sendinput", "x" * 250)
+    expect(q.locator("#counter")).to_have_text("50 too many")
+    assert q.locator("#send:disabled").count() == 1
+    SCREENS.parent.joinpath("screenshots").mkdir(parents=True, exist_ok=True)
+    q.screenshot(path=str(SCREENS.parent / "screenshots" / "visdial-counter-over.png"))
+    q.fill("#sendinput", "")
+    expect(q.locator("#counter")).to_have_text("200 characters left")
+
     hostile = "<img src=x onerror=\"document.title='pwned'\"> is there a cube?"
     qa = [(hostile, "yes, two cubes"), ("What color are they?", "red and blue"), ("Is anything metal?", "no")]
     for k, (question, answer) in enumerate(qa, start=1):

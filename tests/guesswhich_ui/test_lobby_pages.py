@@ -48,3 +48,24 @@ def test_visdial_instructions(live_server_url, browser):
     page.click("#ready")
     page.wait_for_selector("#waiting")
     ctx.close()
+
+
+def test_guesswhich_answerer_gets_the_answerers_instructions(live_server_url, browser):
+    """Issue 10: a person who can only answer is not shown the questioner's instructions."""
+    batch = Batch.objects.create(slug="gw-ui-answer", title="GuessWhich answering", game_id="guesswhich_v1",
+                                 pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["answerer"],
+                                 agents={"questioner": "qbot"}, config={"rounds": 9})
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    errors = []
+    page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
+    page.goto(f"{live_server_url}/b/{batch.slug}/?worker=gw-ui-a1")
+    page.click("#agree")
+    page.wait_for_selector("#instructions")
+    text = page.inner_text("#instructions")
+    assert page.locator("#instructions-answerer").count() == 1 and page.locator("#instructions-questioner").count() == 0
+    assert "answer it truthfully" in text and "200 points" not in text and "click your best guess" not in text
+    SCREENS.parent.joinpath("screenshots").mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENS.parent / "screenshots" / "guesswhich-instructions-answerer.png"))
+    assert not errors, errors
+    ctx.close()

@@ -59,6 +59,7 @@
       : v.phase === "done" ? "" : Q ? "Waiting for the answer…" : "Waiting for a question…";
     $("sendform").hidden = v.phase === "done" || aborted;
     if (can && document.activeElement !== input) input.focus({ preventScroll: true });
+    updateCounter();
     if (v.phase === "done" || aborted) {
       $("finished").hidden = false;
       $("final").textContent = aborted ? "This game has ended." : "The dialog is complete. Thank you!";
@@ -66,20 +67,26 @@
   }
 
   const input = $("sendinput");
-  input.addEventListener("input", () => {
-    const n = input.value.trim().length;
-    $("counter").textContent = n ? `${n}/${MAX_LEN}` : "";
-    $("counter").style.color = n > MAX_LEN ? "var(--bad)" : "";
-  });
+  // the limit of this seat's text, from the game's action schema (games/views.py seat_text_max)
+  const LIMIT = parseInt(input.dataset.max, 10) || MAX_LEN;
+  /* remaining characters as one types; over the limit the send button is disabled (issue 10) */
+  function updateCounter() {
+    const left = LIMIT - input.value.trim().length, c = $("counter");
+    c.textContent = left >= 0 ? `${left} character${left === 1 ? "" : "s"} left` : `${-left} too many`;
+    c.className = "counter" + (left < 0 ? " over" : left <= 20 ? " near" : "");
+    if (left < 0) $("send").disabled = true;
+    else if (!input.disabled) $("send").disabled = false;
+  }
+  input.addEventListener("input", updateCounter);
   $("sendform").addEventListener("submit", (e) => {
     e.preventDefault();
     if (!view || busy) return;
     const text = input.value.trim();
     if (!text) { showError(`Type your ${WHAT} first: it cannot be empty.`, "empty_message"); return; }
-    if (text.length > MAX_LEN) { showError(`Your ${WHAT} is ${text.length} characters long; the limit is ${MAX_LEN}.`, "message_too_long"); return; }
+    if (text.length > LIMIT) { showError(`Your ${WHAT} is ${text.length} characters long; the limit is ${LIMIT}.`, "message_too_long"); return; }
     busy = true; showError("");
     client.act({ type: Q ? "ask" : "answer", text });
-    input.value = ""; $("counter").textContent = "";
+    input.value = "";
     render(view);
   });
   const client = new GT.SeatClient({
