@@ -112,6 +112,10 @@ def match_play(request, match_id):
         raise Http404("No such seat in this match.")
     game = get_game(seat.match.game_id)
     next_url = f"/p/{seat.participant.token}/" if seat.participant else "/"
+    if seat.match.game_id in ("guesswhich_v1", "visdial_v1"):   # CLEVR images: render them before they are asked for
+        from games.clevr.views import prewarm
+
+        prewarm(seat.match, seat.role)
     return render(request, game.template, {
         "seat": seat, "match": seat.match, "game": game, "next_url": next_url,
         "ws_path": f"/ws/match/{seat.match_id}/", "partner_gone_s": settings.GT_PARTNER_GONE_S,

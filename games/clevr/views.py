@@ -19,7 +19,9 @@ URL (groundtalk_web/urls.py)::
   process) and cached on disk under
   ``MEDIA_ROOT/clevr/<hh>/<sha256>.png``, keyed by a hash of the scene's objects, the size and
   :data:`RENDER_VERSION`, written atomically (temp file + ``os.replace``). Identical scenes in
-  different matches share one file.
+  different matches share one file. Serving a seat's game page (``games.views.match_play``) queues
+  :func:`prewarm`: every image of its view at its role's sizes, smallest first, on one background
+  thread, so the page's requests and its first hover preview find the files ready.
 * Real images (items of :func:`games.clevr.scenes.load_image_folder`, which carry
   ``image_path``; or ``content["sources"][id]["image_path"]`` for content that keeps the path out
   of the players' views) are served as the file itself, at every size, with the same headers.
@@ -57,6 +59,8 @@ NO_SEAT = "No such seat in this match."
 NO_IMAGE = "No such image for this seat."
 
 _executor = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)), thread_name_prefix="clevr-render")
+# one thread for warm-ups, apart from the requests' pool: a page's own requests never queue behind them
+_warm_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clevr-prewarm")
 _locks = [threading.Lock() for _ in range(64)]  # striped: one render per cache key at a time
 
 
@@ -118,6 +122,32 @@ def cached_png(scene: dict, size: str) -> tuple[bytes, str]:
         data = render_png(scene, w, h, supersample=ss)
         _write_atomic(path, data)
         return data, key
+
+
+def prewarm(match: Match, role: str) -> None:
+    """Render into the disk cache, in the background, every image this seat's view shows at the
+    sizes its role may fetch (smallest first: the questioner's thumbnails, then the hover
+    previews), so the page's requests and its first hover find them ready. Called when a seat's
+    game page is served; errors are ignored (the image view renders on demand anyway)."""
+    sizes = ROLE_SIZES.get(role, ())
+    if not sizes:
+        return
+    try:
+        view = get_game(match.game_id).rules.view_for(match.state, role)
+    except Exception:  # noqa: BLE001 - a best-effort warm-up
+        return
+    scenes = [scene for scene in _images_in_view(view).values()
+              if isinstance(scene.get("objects"), list) and not scene.get("image_path")]
+    for size in sizes:
+        for scene in scenes:
+            _warm_executor.submit(_quiet_render, scene, size)
+
+
+def _quiet_render(scene: dict, size: str) -> None:
+    try:
+        cached_png(scene, size)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _images_in_view(view: dict) -> dict[str, dict]:

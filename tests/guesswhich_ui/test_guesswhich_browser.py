@@ -308,6 +308,8 @@ def test_bad_input_gets_a_clear_error_and_changes_nothing(live_server_url, open_
     q.screenshot(path=str(SCREENS / "guesswhich-ruled-out.png"))
     q.hover(thumb(wrong[5]))                                    # hover: a larger preview of that image
     q.wait_for_selector("#preview:not([hidden])")
+    # never blank: the thumbnail fills the preview until the full image has come
+    assert "size=thumb" in q.eval_on_selector("#preview img", "i => i.style.backgroundImage")
     q.wait_for_function("() => { const i = document.querySelector('#preview img'); return i.complete && i.naturalWidth === 480; }",
                         timeout=60000)
     q.screenshot(path=str(SCREENS / "guesswhich-preview.png"))

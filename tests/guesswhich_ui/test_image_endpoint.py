@@ -11,7 +11,7 @@ from PIL import Image
 
 from games.clevr import views as clevr_views
 from games.clevr.scenes import load_image_folder
-from games.models import Seat
+from games.models import Match, Seat
 from games.services import SeatSpec, match_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -140,3 +140,27 @@ def test_real_image_items_are_served_as_files(tmp_path):
     (folder / items[0]["image_filename"]).unlink()
     r = c.get(url(match, "img01", seats["questioner"].token))
     assert r.status_code == 404 and b"image file of this item is missing" in r.content
+
+
+def test_the_game_page_renders_the_pool_into_the_cache_before_it_is_asked_for(media):
+    """Issue 10: serving the questioner's page starts rendering its thumbnails, then its hover
+    previews, into the disk cache (one background thread), so the page's requests find them."""
+    match = match_create(game_id="guesswhich_v1", seed=9, config={"rounds": 2, "pool_size": 4},
+                         seats={"questioner": HUMAN, "answerer": HUMAN})
+    seat = Seat.objects.get(match=match, role="questioner")
+    view_pool = match.state["pool_ids"]
+    assert len(view_pool) == 4
+    r = Client().get(f"/m/{match.id}/?seat={seat.token}")
+    assert r.status_code == 200
+    clevr_views._warm_executor.submit(lambda: None).result(timeout=120)   # the warm-ups queued before it are done
+    from games.registry import get_game
+
+    view = get_game("guesswhich_v1").rules.view_for(Match.objects.get(pk=match.pk).state, "questioner")
+    for item in view["pool"]:
+        for size in ("thumb", "full"):
+            key = clevr_views.scene_key(item["scene"], size)
+            assert (media / "clevr" / key[:2] / f"{key}.png").is_file(), (item["id"], size)
+    # the answerer's large image is not warmed by the questioner's page (sizes do not overlap)
+    secret = next(i for i in view["pool"] if i["id"] == match.state["secret_id"])
+    key = clevr_views.scene_key(secret["scene"], "large")
+    assert not (media / "clevr" / key[:2] / f"{key}.png").exists()

@@ -110,7 +110,10 @@
     clearTimeout(previewTimer);
     previewTimer = setTimeout(() => {
       const p = $("preview"), r = node.getBoundingClientRect(), w = 480, h = 344;
-      p.querySelector("img").src = imgUrl(id, "full");
+      // the thumbnail (already loaded) fills the preview at once; the full image covers it when it comes
+      const img = p.querySelector("img");
+      img.style.backgroundImage = `url("${imgUrl(id, "thumb")}")`;
+      img.src = imgUrl(id, "full");
       p.querySelector("span").textContent = `image ${n}`;
       let left = r.right + 10;
       if (left + w > window.innerWidth - 8) left = r.left - 10 - w;
