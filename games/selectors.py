@@ -48,10 +48,12 @@ def pseudonym(worker_id: str | None) -> str | None:
     return "W" + digest[:16]
 
 
-def match_records(*, game_id: str | None = None, batch_slug: str | None = None, since=None, until=None,
-                  pseudonymise: bool = True, chunk_size: int = 200) -> Iterator[dict]:
-    """Every match as an export record (see docs/exports.md), streamed in constant memory."""
+def export_matches(*, game_id: str | None = None, batch_slug: str | None = None, since=None, until=None,
+                   status: str = "all"):
+    """The matches an export selects; ``status`` is ``finished``, ``aborted``, ``active`` or ``all``."""
     matches = Match.objects.all().select_related("batch").order_by("created_at", "id")
+    if status and status != "all":
+        matches = matches.filter(status=status)
     if game_id:
         matches = matches.filter(game_id=game_id)
     if batch_slug:
@@ -60,6 +62,13 @@ def match_records(*, game_id: str | None = None, batch_slug: str | None = None, 
         matches = matches.filter(created_at__gte=since)
     if until:
         matches = matches.filter(created_at__lt=until)
+    return matches
+
+
+def match_records(*, game_id: str | None = None, batch_slug: str | None = None, since=None, until=None,
+                  status: str = "all", pseudonymise: bool = True, chunk_size: int = 200) -> Iterator[dict]:
+    """Every match as an export record (see docs/exports.md), streamed in constant memory."""
+    matches = export_matches(game_id=game_id, batch_slug=batch_slug, since=since, until=until, status=status)
     for match in matches.iterator(chunk_size=chunk_size):
         yield match_record(match, pseudonymise=pseudonymise)
 

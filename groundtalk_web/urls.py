@@ -3,7 +3,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 from django.templatetags.static import static
 
-from games import views
+from games import export_page, views
 from games.clevr import views as clevr_views
 from games.codraw import views as codraw_views
 
@@ -17,6 +17,7 @@ urlpatterns = [
     path("m/<uuid:match_id>/img/<str:image_id>.png", clevr_views.scene_image, name="clevr_scene_image"),
     path("schemas/<str:game_id>.json", views.action_schema, name="action_schema"),
     path("research/", views.research_home, name="research_home"),
+    path("research/export/", export_page.research_export, name="research_export"),
     path("research/batches/<slug:slug>/", views.research_batch, name="research_batch"),
     path("research/matches/<uuid:match_id>/", views.research_match, name="research_match"),
     path("codraw/art-config.js", codraw_views.art_config_js, name="codraw_art_config"),

@@ -69,8 +69,9 @@ def dumps(records: Iterable[dict], **kwargs) -> str:
 
 
 def write_codraw_json(records: Iterable[dict], out: IO[str]) -> int:
-    """``manage.py export --format codraw``: write the document, return the number of dialogs."""
-    document = codraw_json(records)
+    """``manage.py export --format codraw``: write the document, return the number of dialogs.
+    The export's ``--status`` has chosen the matches (finished by default), so every status is kept."""
+    document = codraw_json(records, statuses=("finished", "aborted", "active"))
     json.dump(document, out, ensure_ascii=False)
     return len(document["data"])
 

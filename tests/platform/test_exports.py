@@ -22,13 +22,16 @@ pytestmark = pytest.mark.django_db
 
 
 def played_match(slug: str, workers=("alice", "bob")):
-    b = make_batch(slug=slug, config={"rounds": 2})
+    """A finished one-round match (exports select finished matches unless told otherwise)."""
+    b = make_batch(slug=slug, config={"rounds": 1})
     p1, p2 = participant(b, workers[0]), participant(b, workers[1])
     status = lobby_poll(participant_id=p1.pk)
     match = Match.objects.get(pk=status.match_id)
     match_apply_action(match_id=match.id, role="speaker", action={"type": "chat", "text": "the blue one"})
     match_apply_action(match_id=match.id, role="listener", action={"type": "chat", "text": "lighter?"})
     match_apply_action(match_id=match.id, role="listener", action={"type": "click", "position": 1, "round": 1})
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED
     return match
 
 

@@ -175,6 +175,8 @@ PATTERNS = {
     "/research/": ["next"],
     "/research/batches/{slug}/?format=json": ["format"],
     "/research/matches/{match}/": ["x"],
+    "/research/export/?format=jsonl&batch=all&status=finished&since=2026-11-01&count=1":
+        ["format", "batch", "status", "since", "until", "pseudonymise", "count", "preview"],
     "/codraw/art-config.js": ["x"],
     "/codraw/art/{art}": ["x"],
     "/research/matches/{cd}/codraw/target.svg?scale=1": ["scale"],

@@ -2,6 +2,9 @@
 
     python manage.py export --format jsonl --output all.jsonl
     python manage.py export --format colors-csv --batch colors-pilot --since 2026-11-01
+    python manage.py export --format guesswhich --status all     # finished (default), aborted or all
+
+The staff page /research/export/ runs the same export (``games.exports.run_export``).
 """
 from __future__ import annotations
 
@@ -9,8 +12,7 @@ from datetime import datetime, time, timezone
 
 from django.core.management.base import BaseCommand, CommandError
 
-from games.exports import export_formats
-from games.selectors import match_records
+from games.exports import DEFAULT_STATUS, STATUSES, ExportError, export_selection, run_export
 
 
 def parse_date(value: str | None):
@@ -45,23 +47,24 @@ class Command(BaseCommand):
         parser.add_argument("--game", default=None, help="only this game id")
         parser.add_argument("--since", default=None, help="matches created on or after this date")
         parser.add_argument("--until", default=None, help="matches created before this date")
+        parser.add_argument("--status", default=DEFAULT_STATUS, choices=STATUSES,
+                            help=f"matches by status (default: {DEFAULT_STATUS}; active matches only with all)")
         parser.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
         parser.add_argument("--no-pseudonymise", action="store_true",
                             help="keep raw worker ids (default: HMAC pseudonyms)")
 
     def handle(self, *args, **opts):
-        formats = export_formats()
-        if opts["format"] not in formats:
-            raise CommandError(f"Unknown format {opts['format']!r}; known: {', '.join(sorted(formats))}")
-        game_id, writer = formats[opts["format"]]
-        if opts["game"] and game_id and opts["game"] != game_id:
-            raise CommandError(f"{opts['format']} is a {game_id} format")
-        records = match_records(game_id=opts["game"] or game_id, batch_slug=opts["batch"],
-                                since=parse_date(opts["since"]), until=parse_date(opts["until"]),
-                                pseudonymise=not opts["no_pseudonymise"])
-        if opts["output"] == "-":
-            n = writer(records, _Stdout(self.stdout))
-        else:
-            with open(opts["output"], "w", encoding="utf-8", newline="") as out:
-                n = writer(records, out)
-        self.stderr.write(f"export {opts['format']}: wrote {n} records")
+        options = dict(batch=opts["batch"], game=opts["game"], since=parse_date(opts["since"]),
+                       until=parse_date(opts["until"]), status=opts["status"],
+                       pseudonymise=not opts["no_pseudonymise"])
+        try:
+            export_selection(opts["format"], batch=options["batch"], game=options["game"],
+                             status=options["status"])   # a bad format or game: no file is created
+            if opts["output"] == "-":
+                n = run_export(opts["format"], _Stdout(self.stdout), **options)
+            else:
+                with open(opts["output"], "w", encoding="utf-8", newline="") as out:
+                    n = run_export(opts["format"], out, **options)
+        except ExportError as exc:
+            raise CommandError(str(exc)) from None
+        self.stderr.write(f"export {opts['format']} ({opts['status']}): wrote {n} records")
