@@ -37,8 +37,10 @@ def export_formats() -> dict[str, tuple[str | None, Writer]]:
 # One export, for ``manage.py export`` and the staff page (/research/export/)
 # ---------------------------------------------------------------------------------------------
 # A dataset is finished matches unless asked otherwise: active matches are never exported
-# (their dialogs are still being written); aborted ones only with ``status=aborted`` or ``all``.
-STATUSES = ("finished", "aborted", "all")
+# (their dialogs are still being written); aborted ones only with ``status=aborted`` or ``all``;
+# ``timed_out``, matches that the game's own clock ended (CoDraw's 20 minutes), are complete
+# records of what was said and drawn, kept apart so a study chooses whether to use them.
+STATUSES = ("finished", "timed_out", "aborted", "all")
 DEFAULT_STATUS = "finished"
 
 # Format -> (file extension, content type) of what its writer writes.

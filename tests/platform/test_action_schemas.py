@@ -357,7 +357,7 @@ def test_codraw_canvas_actions_and_the_server_s_time_up_are_logged_as_sent():
     logged = logged_actions(match)
     assert [{k: v for k, v in a.items() if k != "at"} for a in logged] == [a for _, a in sent] + [{"type": "time_up"}]
     match.refresh_from_db()
-    assert match.status == Match.Status.FINISHED and match.state["canvas"][str(idx)]["x"] == 140
+    assert match.status == Match.Status.TIMED_OUT and match.state["canvas"][str(idx)]["x"] == 140
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL only")

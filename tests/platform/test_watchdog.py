@@ -135,3 +135,14 @@ def test_a_batch_without_an_inactivity_limit_never_aborts_for_it():
     match = match_create(game_id="colors_v1", batch=b, seats={r: SeatSpec(Seat.Kind.HUMAN) for r in ("speaker", "listener")})
     Match.objects.filter(pk=match.pk).update(updated_at=timezone.now() - timedelta(days=3))
     assert watchdog_sweep() == {}
+
+
+def test_a_timed_out_match_is_exported_only_when_asked_for():
+    from games.models import Seat
+    from games.selectors import export_matches
+    from games.services import SeatSpec, match_create, match_time_up
+
+    match = match_create(game_id="codraw_v1", seed=4, seats={r: SeatSpec(Seat.Kind.HUMAN) for r in ("teller", "drawer")})
+    match_time_up(match_id=match.id)
+    assert not export_matches(status="finished").filter(pk=match.pk).exists()
+    assert export_matches(status="timed_out").filter(pk=match.pk).exists()
