@@ -70,10 +70,26 @@ def parse_entry(query: dict) -> EntryParams:
     return EntryParams("lab", worker)
 
 
+UNAVAILABLE = ("This study is not available at the moment. Please do not start it: return the task, "
+               "or contact the researcher.")
+
+
+class BatchCannotRun(EntryError):
+    """The batch fails games.batches.batch_problems (e.g. its agent is no longer registered)."""
+
+
+def check_runnable(batch: Batch) -> None:
+    from games.batches import batch_problems
+
+    if batch_problems(batch):
+        raise BatchCannotRun(UNAVAILABLE)
+
+
 def participant_enter(*, batch: Batch, params: EntryParams) -> Participant:
     """The participant for this worker in this batch, created on first entry (a re-entry resumes)."""
     if batch.status != Batch.Status.OPEN:
         raise EntryError("This batch is closed.")
+    check_runnable(batch)  # before a participant exists
     participant, _ = Participant.objects.get_or_create(
         batch=batch, platform=params.platform, worker_id=params.worker_id,
         defaults={"assignment_id": params.assignment_id, "hit_id": params.hit_id, "submit_to": params.submit_to,
@@ -192,6 +208,7 @@ def lobby_poll(*, participant_id: int) -> LobbyStatus:
             p.state, p.exit_reason, p.finished_at = Participant.State.DONE, "completed", timezone.now()
             p.save(update_fields=["state", "exit_reason", "finished_at"])
             return _status(p)
+        check_runnable(batch)  # never pair into a batch that cannot run (raises BatchCannotRun)
         roles = _human_roles(batch)
         if batch.pairing == Batch.Pairing.HUMAN_AGENT:
             locked = Participant.objects.select_for_update().filter(pk=p.pk, state=Participant.State.WAITING).first()

@@ -15,8 +15,14 @@ from groundtalk_web.errors import error_response
 
 @require_GET
 def home(request):
-    batches = Batch.objects.filter(status=Batch.Status.OPEN).order_by("slug")
+    from games.batches import runnable
+
+    batches = runnable(Batch.objects.filter(status=Batch.Status.OPEN).order_by("slug"))  # only those that can run
     return render(request, "home.html", {"batches": batches, "embedded": settings.EMBEDDED})
+
+
+def _unavailable(request, batch):
+    return render(request, "lobby/entry_error.html", {"batch": batch, "error": lobby.UNAVAILABLE}, status=503)
 
 
 @require_GET
@@ -25,6 +31,10 @@ def batch_entry(request, slug: str):
     if limited := ratelimit.http_limited(request, "entry"):
         return limited
     batch = get_object_or_404(Batch, slug=slug)
+    try:
+        lobby.check_runnable(batch)
+    except lobby.BatchCannotRun:
+        return _unavailable(request, batch)
     try:
         params = lobby.parse_entry(request.GET)
     except lobby.EntryError as exc:
@@ -64,6 +74,11 @@ def participant_page(request, token: str):
         else:
             return error_response(400)
         return redirect("participant", token=p.token)
+    if p.state in (Participant.State.CONSENT, Participant.State.INSTRUCTIONS, Participant.State.WAITING):
+        try:
+            lobby.check_runnable(p.batch)
+        except lobby.BatchCannotRun:
+            return _unavailable(request, p.batch)
     game = get_game(p.batch.game_id)
     ctx = {"p": p, "batch": p.batch, "game": game}
     if p.state == Participant.State.CONSENT:
@@ -94,7 +109,10 @@ def participant_status(request, token: str):
     if limited := ratelimit.http_limited(request, "poll", participant_token=token, as_json=True):
         return limited
     p = _participant(token)
-    status = lobby.lobby_poll(participant_id=p.pk)
+    try:
+        status = lobby.lobby_poll(participant_id=p.pk)
+    except lobby.BatchCannotRun as exc:
+        return JsonResponse({"state": "unavailable", "error": str(exc), "next_url": f"/p/{p.token}/"}, status=503)
     data = {"state": status.state, "waited_s": round(status.waited_s, 1), "max_wait_s": status.max_wait_s,
             "games_played": status.games_played, "games_per_worker": status.games_per_worker}
     if status.seat_token:
