@@ -399,7 +399,8 @@ def _update_sql(match: Match, finished: bool, *, actor: str) -> tuple[str, list]
     sql = "UPDATE games_match SET state = %s::jsonb, seq = %s, outcome = %s::jsonb, updated_at = %s"
     state_json = _dumps(state)
     match._snapshot_json = (state_json, static is not None)   # for snapshot_for_broadcast
-    params = [state_json, match.seq, _dumps(match.outcome), timezone.now()]
+    now = timezone.now()
+    params = [state_json, match.seq, _dumps(match.outcome), now]
     if static is None:
         sql += ", state_static = NULL"   # the whole snapshot is in ``state``
     elif not getattr(match, "_static_stored", False):
@@ -412,7 +413,7 @@ def _update_sql(match: Match, finished: bool, *, actor: str) -> tuple[str, list]
     # own action (or its fallback's) does.
     sql += (", agent_due_since = CASE WHEN NOT agent_seats ?| %s::text[] THEN NULL "
             "WHEN agent_seats ? %s THEN %s ELSE COALESCE(agent_due_since, %s) END")
-    params += [[] if finished else to_act_roles(match), actor, params[3], params[3]]
+    params += [[] if finished else to_act_roles(match), actor, now, now]
     if finished:
         sql += ", status = %s, finished_at = %s"
         params += [match.status, match.finished_at]

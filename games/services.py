@@ -118,7 +118,7 @@ def _announcement(match: Match, rows: list[MatchEvent]):
     views = {role: spec.rules.view_for(state, role) for role in spec.roles}
     wire = [event_row_to_wire(r) for r in rows]
     match_id, seq, status, agent_seats = match.id, match.seq, match.status, dict(match.agent_seats)
-    to_act = tuple(spec.rules.to_act(state)) if status == Match.Status.ACTIVE else ()
+    to_act = tuple(match_store.to_act_roles(match))
     snapshot = match_store.snapshot_for_broadcast(match)
 
     def send() -> None:
@@ -358,8 +358,8 @@ async def _apply_on_loop(match_id, role: str, action: dict, client_action_id: st
 
 # Failures after which an action may or may not have been committed, and trying it again later
 # may succeed: the client is asked to re-send it with the same id (the duplicate check decides).
-TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError, ConnectionError, TimeoutError,
-                                                     OSError)
+# (OSError covers ConnectionError and TimeoutError.)
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError, OSError)
 
 
 def action_outcome(*, match_id, role: str, client_action_id: str) -> int | None:

@@ -38,6 +38,19 @@ def env_int(name: str, default: int, minimum: int) -> int:
     return number
 
 
+def env_float(name: str, default: float, minimum: float) -> float:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = None
+    if number is None or not number >= minimum or number == float("inf"):
+        raise ImproperlyConfigured(f"{name} must be a number of at least {minimum:g}, not {value!r}.")
+    return number
+
+
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 REDIS_URL = os.environ.get("REDIS_URL", "")
 EMBEDDED = not (DATABASE_URL and REDIS_URL)
@@ -203,11 +216,11 @@ GT_BROADCAST_SNAPSHOT_MAX = env_int("GT_BROADCAST_SNAPSHOT_MAX", 32 * 1024, mini
 GT_HTTP_THREADS = env_int("GT_HTTP_THREADS", 8, minimum=1)
 GT_DB_THREADS = env_int("GT_DB_THREADS", 8, minimum=2)
 # The watchdog's sweep period in seconds (games/watchdog.py); 0 turns it off in this process.
-GT_WATCHDOG_S = float(os.environ.get("GT_WATCHDOG_S", "0.5"))
+GT_WATCHDOG_S = env_float("GT_WATCHDOG_S", 0.5, minimum=0)
 # A cap on every agent's timeout (seconds) before its fallback acts; unset: each agent's own.
-GT_AGENT_TIMEOUT_S = float(os.environ.get("GT_AGENT_TIMEOUT_S", "0") or 0)
+GT_AGENT_TIMEOUT_S = env_float("GT_AGENT_TIMEOUT_S", 0, minimum=0)
 # How long an HTTP request waits for an unreachable database before the "one moment" page.
-GT_HTTP_DB_WAIT_S = float(os.environ.get("GT_HTTP_DB_WAIT_S", "10"))
+GT_HTTP_DB_WAIT_S = env_float("GT_HTTP_DB_WAIT_S", 10, minimum=0)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -61,6 +61,20 @@ def test_write_path_numbers_from_the_environment_are_checked():
     assert ok.stdout.split() == ["4", "0", "False"]
 
 
+def test_reliability_seconds_from_the_environment_are_checked():
+    code = ("import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'groundtalk_web.settings'); "
+            "django.setup(); from django.conf import settings; "
+            "print(settings.GT_WATCHDOG_S, settings.GT_AGENT_TIMEOUT_S, settings.GT_HTTP_DB_WAIT_S)")
+    for name, bad in [("GT_WATCHDOG_S", "often"), ("GT_AGENT_TIMEOUT_S", "-1"), ("GT_HTTP_DB_WAIT_S", "nan")]:
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, name: bad},
+                             capture_output=True, text=True)
+        assert out.returncode != 0 and f"{name} must be a number of at least 0" in out.stderr, (name, bad)
+    env = {**os.environ, "GT_WATCHDOG_S": "0.25", "GT_AGENT_TIMEOUT_S": "3", "GT_HTTP_DB_WAIT_S": "0"}
+    ok = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.split() == ["0.25", "3.0", "0.0"]
+
+
 # --- DEBUG and error pages (issue 9): Django's debug pages show settings and tracebacks to anyone
 # who reaches the server, so DEBUG is off unless DEBUG=1, in the embedded mode too.
 ERROR_PROBE = r"""

@@ -20,14 +20,13 @@ from unittest import mock
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from games import ratelimit, selectors
 from games.ratelimit import Decision, Limit, Limiter, MemoryBackend
-from groundtalk_web.asgi import application
 
 from ..platform.factories import colors_match
+from .test_match_consumer import connect as consumer_connect
 
 REDIS_URL = settings.REDIS_URL
 needs_redis = pytest.mark.skipif(not REDIS_URL, reason="needs REDIS_URL (the full stack, test.sh)")
@@ -256,13 +255,8 @@ def test_a_redis_restart_never_refuses_and_the_shared_count_comes_back():
 # --- the seat websocket -----------------------------------------------------------------------
 
 async def connect(match_id, token=None):
-    comm = WebsocketCommunicator(application, f"/ws/match/{match_id}/", headers=[(b"origin", b"http://localhost")])
-    ok, _ = await comm.connect()
-    assert ok
-    if token is not None:
-        await comm.send_json_to({"type": "join", "token": token, "last_seq": None})
-        joined = await comm.receive_json_from(timeout=5)
-        assert joined["type"] == "joined", joined
+    """A socket joined to the seat (if ``token``), through the consumer tests' helper."""
+    comm, _ = await consumer_connect(match_id, token)
     return comm
 
 
