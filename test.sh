@@ -8,6 +8,7 @@ scripts/services.sh
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/groundtalk}"
 export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/1}"
 export SECRET_KEY="${SECRET_KEY:-test-secret}"
+export GT_PSEUDONYM_KEY="${GT_PSEUDONYM_KEY:-test-pseudonym}"
 export GT_TEST_DB_NAME="${GT_TEST_DB_NAME:-test_groundtalk_$$}"
 mkdir -p var
 exec .venv/bin/python -m pytest "$@"

@@ -24,6 +24,9 @@ class AgentSpec:
     ``queue`` is the Celery queue its turns go to (default ``agent.<name>``); ``device`` is
     ``"cpu"`` or ``"gpu"`` (GPU agents go to workers started with the solo pool, one per GPU).
     ``fallback`` names an in-process agent used when this one does not answer in ``timeout_s``.
+    ``model`` is the configuration of a model agent declared in the models file
+    (:class:`agents.serving.config.ModelAgentConfig`: a torch family or the HTTP bridge), None
+    for an agent a game's code registers.
     """
 
     name: str
@@ -36,6 +39,7 @@ class AgentSpec:
     device: str = "cpu"
     timeout_s: float = 20.0
     fallback: str | None = None
+    model: object | None = None
 
     @property
     def queue_name(self) -> str:

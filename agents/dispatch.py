@@ -49,6 +49,10 @@ def wake_agents(*, match_id, seq: int, roles: list[str], agent_seats: dict[str, 
             if settings.GT_AGENT_MODE == "celery":
                 tasks.agent_take_turn.apply_async((str(match_id), role, seq), queue=spec.queue_name,
                                                   retry=False)
+            elif spec.model is not None and spec.model.kind == "torch":
+                # the web process never loads a model: without model workers (the embedded mode)
+                # the watchdog's fallback plays a torch agent's seat after its timeout
+                log.warning("agent %s is a torch model agent: no model worker in the embedded mode", spec.name)
             else:
                 _executor().submit(_run_inprocess, services.agent_take_turn, match_id=str(match_id), role=role,
                                    expected_seq=seq)

@@ -15,9 +15,12 @@ class UnknownAgent(KeyError):
 
 @lru_cache(maxsize=1)
 def all_agents() -> dict[str, AgentSpec]:
-    """Every registered agent by name. ``GT_AGENT_TIMEOUT_S``, when set, caps every agent's
+    """Every registered agent by name: each game's ``AGENTS``, then the model agents of the models
+    file (agents/serving/config.py). ``GT_AGENT_TIMEOUT_S``, when set, caps every agent's
     ``timeout_s`` (a deployment that wants the fallback sooner; the fault tests)."""
     from django.conf import settings
+
+    from agents.serving.config import agent_specs
 
     cap = settings.GT_AGENT_TIMEOUT_S
     specs: dict[str, AgentSpec] = {}
@@ -28,6 +31,10 @@ def all_agents() -> dict[str, AgentSpec]:
             if cap and spec.timeout_s > cap:
                 spec = replace(spec, timeout_s=cap)
             specs[spec.name] = spec
+    for spec in agent_specs(dict(specs)):
+        if cap and spec.timeout_s > cap:
+            spec = replace(spec, timeout_s=cap)
+        specs[spec.name] = spec
     return specs
 
 

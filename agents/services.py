@@ -36,7 +36,17 @@ def agent_take_turn(*, match_id, role: str, expected_seq: int) -> str:
     spec = get_game(match.game_id)
     view = spec.rules.view_for(match.state, role)
     started = time.monotonic()
-    action = agent_instance(name).act(view)
+    agent = agent_instance(name)
+    try:
+        action = agent.act(view)
+    except Exception as exc:
+        # A model agent (an HTTP endpoint that failed, a model that raised) has a fallback: it acts
+        # now rather than after the timeout. Other agents' errors go to the worker as before.
+        if get_agent_spec(name).model is None:
+            raise
+        log.warning("agent %s failed in %s: %r; its fallback acts", name, match_id, exc)
+        return agent_fallback_turn(match_id=match.id, role=role, expected_seq=expected_seq,
+                                   reason=getattr(exc, "fallback_reason", "error"))
     if action is None:
         return "idle"
     try:
@@ -46,16 +56,33 @@ def agent_take_turn(*, match_id, role: str, expected_seq: int) -> str:
         if exc.code in {"stale", "game_over"}:
             return "stale"
         log.warning("agent %s made an illegal move in %s: %s", name, match_id, exc)
+        if get_agent_spec(name).model is not None:
+            return agent_fallback_turn(match_id=match.id, role=role, expected_seq=expected_seq, reason="illegal")
         return f"illegal:{exc.code}"
+    record = getattr(agent, "seat_record", None)
+    if callable(record):   # a model agent: which model played the seat (Seat.agent_model)
+        from agents.serving.seats import seats_record_model
+
+        seats_record_model(turns=[(str(match.id), role)], record=record())
     log.info("agent %s acted in %s after %.0f ms", name, match_id, 1000 * (time.monotonic() - started))
     return "acted"
 
 
-def agent_fallback_turn(*, match_id, role: str, expected_seq: int) -> str:
+# What the person is told when a fallback acts (the agent_timed_out notice; every game's page shows it).
+FALLBACK_MESSAGES = {
+    "timeout": "The AI partner did not answer in time; a simple backup answered for it.",
+    "error": "The AI partner had a problem; a simple backup answered for it.",
+    "illegal": "The AI partner's answer could not be used; a simple backup answered for it.",
+}
+
+
+def agent_fallback_turn(*, match_id, role: str, expected_seq: int, reason: str = "timeout") -> str:
     """The watchdog: if the agent has not acted by now, a fallback acts for it and the human is told.
 
     The fallback is the agent spec's ``fallback`` (a fast in-process agent; the agent itself when
     none is named). The ``agent_timed_out`` event and the fallback's action are one transaction.
+    ``reason``: ``timeout`` (the watchdog), or ``error`` / ``illegal`` when a model agent's worker
+    or bridge found its model failing or its answer unusable and lets the fallback act at once.
     """
     match = _due(match_id, role, expected_seq)
     if match is None:
@@ -70,10 +97,10 @@ def agent_fallback_turn(*, match_id, role: str, expected_seq: int) -> str:
     spec_game = get_game(match.game_id)
     action = agent_instance(fallback).act(spec_game.rules.view_for(match.state, role))
     notice = Event("agent_timed_out", {"role": role, "agent": name, "after_s": spec.timeout_s,
+                                       "reason": reason,
                                        "fallback": fallback if action is not None else None,
-                                       "message": "The AI partner did not answer in time; a simple backup "
-                                                  "answered for it." if action is not None else
-                                                  "The AI partner did not answer in time."})
+                                       "message": FALLBACK_MESSAGES.get(reason, FALLBACK_MESSAGES["timeout"])
+                                       if action is not None else "The AI partner did not answer in time."})
     if action is None:
         return "no_fallback"
     try:

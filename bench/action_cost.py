@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/groundtalk_bench")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/2")
+os.environ.setdefault("SECRET_KEY", "bench-secret")   # the full stack refuses to start without both keys
+os.environ.setdefault("GT_PSEUDONYM_KEY", "bench-pseudonym")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundtalk_web.settings")
 
 

@@ -5,53 +5,57 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from crowd import entry as crowd_entry
+from crowd.onboarding import onboarding_problems
+from crowd.outcomes import crowd_problems
+from crowd.questionnaire import questionnaire_problems
+from games.batch_builder import GameFields, fieldsets_for_games
 from games.batches import batch_problems, problems
-from games.models import Batch, Content, Match, MatchEvent, Participant, Seat
+from games.models import Batch, Content, Match, MatchEvent, Participant, Seat, Study
 from games.registry import GAMES
 
 _request: ContextVar = ContextVar("batch_admin_request", default=None)
 
 
-def _agent_help() -> str:
-    from agents.registry import all_agents
-
-    by_game: dict[str, list[str]] = {}
-    for name, spec in sorted(all_agents().items()):
-        by_game.setdefault(spec.game_id, []).append(f"{spec.role}: {name}")
-    return "; ".join(f"{g} [{', '.join(v)}]" for g, v in sorted(by_game.items()))
-
-
-class BatchForm(forms.ModelForm):
-    """The batch builder: the game from the registered games, and a batch that cannot run
-    (roles, agents, pairing or settings that do not fit the game) is refused with the reason."""
+class BatchForm(GameFields, forms.ModelForm):
+    """The batch builder: the game from the registered games; its roles, agents and settings as
+    choices and typed fields (games/batch_builder.py); a batch that cannot run (roles, agents,
+    pairing or settings that do not fit the game) is refused with the reason beside the field."""
 
     game_id = forms.ChoiceField(label="Game")
+    entry_kinds = forms.MultipleChoiceField(
+        choices=[(k, crowd_entry.KIND_LABELS[k]) for k in crowd_entry.ENTRY_KINDS], required=False,
+        widget=forms.CheckboxSelectMultiple, label="Entry kinds",
+        help_text="Who may enter (docs/crowd.md). Lab: signed per-person links from the batch's lab links page. "
+                  "Demo: any ?worker=NAME, and only while the server runs embedded.")
 
     class Meta:
         model = Batch
-        fields = "__all__"
+        exclude = ["human_roles", "agents", "config"]   # from the chosen game's fields (GameFields)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["game_id"].choices = [(g.id, f"{g.id} — {g.title}") for g in GAMES.values()]
-        self.fields["human_roles"].help_text = (
-            "JSON list of the roles people take (empty: all). Roles: "
-            + "; ".join(f"{g.id}: {', '.join(g.roles)}" for g in GAMES.values()))
-        self.fields["agents"].help_text = "JSON {role: agent}. Registered agents: " + _agent_help()
-        self.fields["config"].help_text = "JSON game settings. Defaults: " + "; ".join(
-            f"{g.id}: {g.default_config}" for g in GAMES.values())
 
     def clean(self):
         data = super().clean()
         if self.errors.get("game_id"):
             return data
-        field_names = {"game_id", "pairing", "human_roles", "agents", "on_timeout", "config"}
-        if any(f in self.errors for f in field_names):
+        if any(f in self.errors for f in ("pairing", "on_timeout")) or \
+                any(f.startswith(f"{data.get('game_id')}__") for f in self.errors):
             return data
         for field, msg in problems(game_id=data.get("game_id"), pairing=data.get("pairing"),
                                    human_roles=data.get("human_roles") or [], agents=data.get("agents") or {},
                                    on_timeout=data.get("on_timeout"), config=data.get("config") or {}):
-            self.add_error(field if field in self.fields else None, msg)
+            self.place_problem(field, msg)
+        for field, msg in crowd_problems(entry_kinds=data.get("entry_kinds"), exit_pay=data.get("exit_pay"),
+                                         prolific_codes=data.get("prolific_codes"),
+                                         pay_cents=data.get("pay_cents") or 0):
+            self.add_error(field, msg)
+        for msg in onboarding_problems(game_id=data.get("game_id"), kind=data.get("onboarding") or ""):
+            self.add_error("onboarding", msg)
+        for msg in questionnaire_problems(data.get("questionnaire")):
+            self.add_error("questionnaire", msg)
         return data
 
 
@@ -63,6 +67,17 @@ class BatchAdmin(admin.ModelAdmin):
     list_filter = ("game_id", "pairing", "status")
     prepopulated_fields = {"slug": ("title",)}
     readonly_fields = ("entry_links",)
+
+    class Media:
+        js = ("gt/batch_builder.js",)   # shows only the chosen game's fieldset
+
+    def get_fieldsets(self, request, obj=None):
+        games = fieldsets_for_games()
+        per_game = {name for _, opts in games for name in opts["fields"]}
+        main = [f for f in self.get_fields(request, obj) if f not in per_game and f != "entry_links"]
+        at = main.index("pairing") + 1 if "pairing" in main else len(main)
+        return [(None, {"fields": main[:at]}), *games, ("Study", {"fields": main[at:]}),
+                ("Entry links", {"fields": ["entry_links"]})]
 
     @admin.display(boolean=True, description="can run")
     def can_run(self, obj):
@@ -83,11 +98,18 @@ class BatchAdmin(admin.ModelAdmin):
             ("MTurk (ExternalQuestion URL; MTurk appends workerId, assignmentId, hitId, turkSubmitTo)", base),
             ("Prolific (study URL)",
              base + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"),
-            ("Lab (replace NAME)", base + "?worker=NAME"),
         ]
         rows = format_html_join(
             "", '<p><b>{}</b><br><input type="text" readonly value="{}" size="110" onclick="this.select()"></p>',
             links)
+        rows += format_html('<p><b>Launch, review and pay</b><br><a href="{}">launch on MTurk or Prolific</a> · '
+                            '<a href="{}">review and pay</a></p>',
+                            reverse("crowd_launch", kwargs={"slug": obj.slug}),
+                            reverse("crowd_review", kwargs={"slug": obj.slug}))
+        rows += format_html('<p><b>Lab</b><br>one signed link per person: <a href="{}">make lab links (CSV)</a>'
+                            '</p><p><b>Accepted now</b>: {}</p>',
+                            reverse("lab_links", kwargs={"slug": obj.slug}),
+                            ", ".join(crowd_entry.KIND_LABELS.get(k, k) for k in obj.entry_kinds or []) or "nothing")
         problems_now = batch_problems(obj)
         if problems_now:
             return format_html('<p style="color:#ba2121">This batch cannot run and is not served: {}</p>{}',
@@ -107,9 +129,11 @@ class BatchAdmin(admin.ModelAdmin):
 
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
-    list_display = ("worker_id", "platform", "batch", "state", "games_played", "exit_reason", "completion_code")
-    list_filter = ("batch", "platform", "state", "exit_reason")
+    list_display = ("worker_id", "platform", "batch", "state", "games_played", "exit_reason", "outcome", "pay",
+                    "pay_cents", "completion_code")
+    list_filter = ("batch", "platform", "state", "exit_reason", "outcome", "pay")
     search_fields = ("worker_id", "assignment_id", "completion_code")
+    exclude = ("owner_key", "transfer_code")   # the browser binding's secrets (crowd/identity.py)
 
 
 class SeatInline(admin.TabularInline):
@@ -140,3 +164,11 @@ class MatchEventAdmin(admin.ModelAdmin):
 class ContentAdmin(admin.ModelAdmin):
     list_display = ("game_id", "key", "created_at")
     list_filter = ("game_id",)
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    """A group of batches; a batch's "excluded studies" refuses their workers (crowd/studies.py)."""
+    list_display = ("name", "created_at")
+    search_fields = ("name",)
+    filter_horizontal = ("batches",)

@@ -87,3 +87,12 @@ def broadcast_events(*, match_id, events: list[dict], views: dict, seq: int, sta
         future = asyncio.run_coroutine_threadsafe(coroutine, loop)
     future.add_done_callback(lambda f: f.cancelled() or (f.exception() and log.error(
         "broadcast of match %s seq %s failed: %r", match_id, seq, f.exception())))
+
+
+def publish_notice(*, match_id, message: dict) -> None:
+    """Publish a notice that is not part of the game (e.g. ``match.owner_changed``: a seat's
+    participant moved to another browser) to a match's sockets, without waiting; never raises."""
+    layer = get_channel_layer()
+    future = asyncio.run_coroutine_threadsafe(_publish(layer, group_for(match_id), message), _loop())
+    future.add_done_callback(lambda f: f.cancelled() or (f.exception() and log.info(
+        "notice to match %s failed: %r", match_id, f.exception())))

@@ -63,6 +63,14 @@ FLOOD_CLOSE_CODE = 4008   # the connection sent more frames than GT_WS_FRAME_RAT
 JOIN_RATE, JOIN_BURST = 1, 3   # join attempts per connection (each costs a database read)
 
 
+def _browser_owns(scope, seat) -> bool:
+    """Whether the handshake's session cookie is the browser the seat's participant is bound to
+    (crowd/identity.py); a worker thread: it reads the session store."""
+    from crowd import identity
+
+    return identity.seat_allowed(identity.session_from_scope(scope), seat, claim=False)
+
+
 class MatchConsumer(AsyncWebsocketConsumer):
     seat = None
     seat_alone = False
@@ -173,6 +181,8 @@ class MatchConsumer(AsyncWebsocketConsumer):
             return await self.error("wrong_match", "That seat token belongs to another match.")
         if seat.kind != "human":
             return await self.error("agent_seat", "That seat is played by an agent.")
+        if seat.participant_id is not None and not await db(_browser_owns)(self.scope, seat):
+            return await self.error("other_browser", "This study is open in another browser.")
         self.seat = seat
         await self.channel_layer.group_add(group_for(seat.match_id), self.channel_name)
         connections = await db(services.seat_presence)(seat_id=seat.pk, connected=True)
@@ -277,6 +287,15 @@ class MatchConsumer(AsyncWebsocketConsumer):
                          exc_info=exc)
         return {"type": "error", "code": "internal_error", "retryable": False, "id": action_id,
                 "message": "The server could not apply this action. Please try something else."}
+
+    async def match_owner_changed(self, message: dict) -> None:
+        """A seat's participant moved to another browser (crowd/identity.py): a socket of the
+        seat whose browser no longer owns it is told so and closed."""
+        if self.seat is None or self.seat.pk != message.get("seat"):
+            return
+        if not await db(_browser_owns)(self.scope, self.seat):
+            await self.error("other_browser", "This study is now open in another browser.")
+            await self.close(code=4003)
 
     async def match_presence(self, message: dict) -> None:
         """A partner's connection opened or closed (not logged: presence is not part of the game)."""

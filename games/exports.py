@@ -11,6 +11,23 @@ from games.registry import GAMES
 Writer = Callable[[Iterator[dict], TextIO], int]
 
 
+def model_seats(record: dict) -> dict:
+    """The seats of a match record that a model agent played: role -> {"agent", "model"} (the
+    model's kind, version, checkpoint and its sha256: ``Seat.agent_model``); {} when none did.
+    The game formats add it only when it is not empty, so records without models are unchanged."""
+    return {role: {"agent": seat.get("agent"), "model": seat["model"]}
+            for role, seat in (record.get("seats") or {}).items() if seat.get("model")}
+
+
+def model_label(seat: dict) -> str | None:
+    """``agent@version#sha256[:12]`` for a model agent's seat of a match record, else None."""
+    model = seat.get("model")
+    if not model:
+        return None
+    sha = model.get("checkpoint_sha256")
+    return f"{seat.get('agent') or 'agent'}@{model.get('version', '')}" + (f"#{sha[:12]}" if sha else "")
+
+
 def write_jsonl(records: Iterator[dict], out: TextIO) -> int:
     n = 0
     for record in records:
@@ -22,7 +39,10 @@ def write_jsonl(records: Iterator[dict], out: TextIO) -> int:
 
 def export_formats() -> dict[str, tuple[str | None, Writer]]:
     """Format name -> (the game id it belongs to, or None for all games; writer)."""
-    formats: dict[str, tuple[str | None, Writer]] = {"jsonl": (None, write_jsonl)}
+    from crowd.questionnaire import write_csv as questionnaire_csv
+
+    formats: dict[str, tuple[str | None, Writer]] = {"jsonl": (None, write_jsonl),
+                                                     "questionnaire-csv": (None, questionnaire_csv)}
     for game in GAMES.values():
         try:
             module = __import__(f"{game.package}.exports", fromlist=["EXPORT_FORMATS"])
@@ -45,9 +65,12 @@ DEFAULT_STATUS = "finished"
 
 # Format -> (file extension, content type) of what its writer writes.
 FORMAT_FILES = {"jsonl": ("jsonl", "application/x-ndjson"), "colors-csv": ("csv", "text/csv"),
+                "questionnaire-csv": ("csv", "text/csv"),
                 "codraw": ("json", "application/json"), "visdial": ("json", "application/json"),
                 "guesswhich": ("jsonl", "application/x-ndjson"),
-                "guesswhich-visdial": ("json", "application/json")}
+                "guesswhich-visdial": ("json", "application/json"),
+                "visdial-image-ids": ("json", "application/json"),
+                "guesswhich-visdial-image-ids": ("json", "application/json")}
 
 
 class ExportError(ValueError):

@@ -14,6 +14,11 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from crowd import entry as crowd_entry
+from crowd import identity
+from crowd import onboarding as crowd_onboarding
+from crowd import studies as crowd_studies
+from crowd.outcomes import participant_exit
 from games.models import Batch, Content, Match, Participant, Seat
 from games.registry import get_game
 from games.services import SeatSpec, match_create
@@ -34,6 +39,7 @@ class EntryParams:
     submit_to: str = ""
     study_id: str = ""
     session_id: str = ""
+    lab_token: str = ""
 
     @property
     def is_preview(self) -> bool:
@@ -42,7 +48,8 @@ class EntryParams:
 
 def parse_entry(query: dict) -> EntryParams:
     """Read MTurk (workerId, assignmentId, hitId, turkSubmitTo), Prolific (PROLIFIC_PID, STUDY_ID,
-    SESSION_ID) or lab (worker) parameters from an entry link."""
+    SESSION_ID), lab (lab: a signed token) or demo (worker) parameters from an entry link. Whether
+    the batch takes that kind, and whose a lab token is, ``participant_enter`` decides."""
     def get(name: str, limit: int = 128) -> str:
         value = (query.get(name) or "").strip()
         if len(value) > limit:
@@ -64,10 +71,15 @@ def parse_entry(query: dict) -> EntryParams:
         if not params.worker_id:
             raise EntryError("The link is missing Prolific's PROLIFIC_PID.")
         return params
+    if query.get("lab") is not None:
+        token = get("lab", 400)
+        if not token:
+            raise EntryError("The lab link has no token.")
+        return EntryParams("lab", "", lab_token=token)
     worker = get("worker") or ""
     if not worker:
-        raise EntryError("The link names no participant (workerId, PROLIFIC_PID or worker).")
-    return EntryParams("lab", worker)
+        raise EntryError("The link names no participant (workerId, PROLIFIC_PID or a lab link's token).")
+    return EntryParams("demo", worker)
 
 
 UNAVAILABLE = ("This study is not available at the moment. Please do not start it: return the task, "
@@ -85,16 +97,43 @@ def check_runnable(batch: Batch) -> None:
         raise BatchCannotRun(UNAVAILABLE)
 
 
-def participant_enter(*, batch: Batch, params: EntryParams) -> Participant:
-    """The participant for this worker in this batch, created on first entry (a re-entry resumes)."""
+class OtherBrowser(EntryError):
+    """The participant exists and belongs to another browser (crowd.identity): this one gets the
+    refusal page, never the participant's page or seat."""
+
+    def __init__(self, participant: Participant):
+        super().__init__("This study is open in another browser.")
+        self.participant = participant
+
+
+def participant_enter(*, batch: Batch, params: EntryParams, session) -> Participant:
+    """The participant for this worker in this batch, created on first entry and bound to this
+    browser's ``session``; a re-entry from that browser resumes. Raises ``EntryRefused`` (a kind
+    the batch does not take, a bad lab token) and ``OtherBrowser`` (the worker's participant
+    belongs to another browser)."""
     if batch.status != Batch.Status.OPEN:
         raise EntryError("This batch is closed.")
     check_runnable(batch)  # before a participant exists
-    participant, _ = Participant.objects.get_or_create(
-        batch=batch, platform=params.platform, worker_id=params.worker_id,
+    crowd_entry.check_kind(batch, params.platform)
+    worker_id = crowd_entry.lab_person(batch, params.lab_token) if params.platform == "lab" else params.worker_id
+    crowd_studies.check_not_excluded(batch, platform=params.platform, worker_id=worker_id)  # before a participant
+    participant, created = Participant.objects.get_or_create(
+        batch=batch, platform=params.platform, worker_id=worker_id,
         defaults={"assignment_id": params.assignment_id, "hit_id": params.hit_id, "submit_to": params.submit_to,
-                  "study_id": params.study_id, "session_id": params.session_id},
+                  "study_id": params.study_id, "session_id": params.session_id,
+                  "owner_key": identity.new_owner_key()},
     )
+    if created:
+        identity.session_bind(session, participant)
+        return participant
+    if not identity.participant_claim(session=session, participant=participant):
+        raise OtherBrowser(participant)
+    if params.platform == "mturk" and (params.assignment_id, params.submit_to) != (
+            participant.assignment_id, participant.submit_to):
+        # the same worker took the HIT again (a new assignment): submit that one
+        participant.assignment_id, participant.hit_id = params.assignment_id, params.hit_id
+        participant.submit_to = params.submit_to
+        participant.save(update_fields=["assignment_id", "hit_id", "submit_to"])
     return participant
 
 
@@ -104,32 +143,30 @@ def participant_consent(*, participant_id: int, agree: bool) -> Participant:
     if p.state == Participant.State.CONSENT:
         p.consented_at = timezone.now() if agree else None
         p.state = Participant.State.INSTRUCTIONS if agree else Participant.State.DECLINED
+        fields = ["state", "consented_at"]
         if not agree:
-            p.exit_reason = "declined"
-        p.save(update_fields=["state", "consented_at", "exit_reason"])
+            fields += participant_exit(p, "declined")
+            p.state = Participant.State.DECLINED   # not done: the study never started
+        p.save(update_fields=sorted(set(fields)))
     return p
 
 
 @transaction.atomic
 def participant_ready(*, participant_id: int) -> Participant:
-    """Instructions read: join the waiting queue."""
-    p = Participant.objects.select_for_update().get(pk=participant_id)
+    """Instructions read: join the waiting queue, or first the batch's onboarding (crowd.onboarding)."""
+    p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
     if p.state == Participant.State.INSTRUCTIONS:
-        p.state = Participant.State.WAITING
-        p.waiting_since = timezone.now()
-        p.save(update_fields=["state", "waiting_since"])
+        p.save(update_fields=crowd_onboarding.after_instructions(p))
     return p
 
 
 @transaction.atomic
 def participant_leave(*, participant_id: int, reason: str = "left_waiting") -> Participant:
-    """Leave the waiting room with pay for the time waited (the way out)."""
-    p = Participant.objects.select_for_update().get(pk=participant_id)
+    """Leave the waiting room (the way out); what that earns is the batch's pay for the
+    ``returned_early`` outcome (crowd.outcomes)."""
+    p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
     if p.state == Participant.State.WAITING:
-        p.state = Participant.State.DONE
-        p.exit_reason = reason
-        p.finished_at = timezone.now()
-        p.save(update_fields=["state", "exit_reason", "finished_at"])
+        p.save(update_fields=participant_exit(p, reason))
     return p
 
 
@@ -205,8 +242,7 @@ def lobby_poll(*, participant_id: int) -> LobbyStatus:
         if p.state != Participant.State.WAITING:
             return _status(p)
         if p.games_played >= batch.games_per_worker:
-            p.state, p.exit_reason, p.finished_at = Participant.State.DONE, "completed", timezone.now()
-            p.save(update_fields=["state", "exit_reason", "finished_at"])
+            p.save(update_fields=participant_exit(p, "completed"))
             return _status(p)
         check_runnable(batch)  # never pair into a batch that cannot run (raises BatchCannotRun)
         roles = _human_roles(batch)
@@ -239,8 +275,7 @@ def lobby_poll(*, participant_id: int) -> LobbyStatus:
                 role = roles[me.games_played % len(roles)]
                 match = _match_with_agents(batch, {role: me})
                 return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, role=role))
-            me.state, me.exit_reason, me.finished_at = Participant.State.DONE, "no_partner", timezone.now()
-            me.save(update_fields=["state", "exit_reason", "finished_at"])
+            me.save(update_fields=participant_exit(me, "no_partner"))
             return _status(me)
         return _status(p)
 

@@ -20,6 +20,14 @@ def new_code() -> str:
     return "GT-" + secrets.token_hex(5).upper()
 
 
+def new_lab_key() -> str:
+    return secrets.token_hex(8)
+
+
+def default_entry_kinds() -> list[str]:
+    return ["mturk", "prolific", "lab"]
+
+
 class Batch(models.Model):
     """A batch of games (a HIT group / study) as a researcher defines it."""
 
@@ -58,6 +66,40 @@ class Batch(models.Model):
     instructions = models.TextField(blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Who may enter, and what each way out earns (crowd/; docs/crowd.md).
+    entry_kinds = models.JSONField(
+        default=default_entry_kinds, blank=True,
+        help_text='How workers may enter: any of "mturk", "prolific", "lab" (signed per-person links from the '
+                  'lab links page); "demo" (open entry, embedded mode only).')
+    allow_device_change = models.BooleanField(
+        default=False, help_text="A worker may move to another browser with a one-time code shown in the first "
+                                 "one (which then loses the seat).")
+    lab_key = models.CharField(max_length=32, default=new_lab_key,
+                               help_text="Part of every lab link's signature: change it to revoke all lab links.")
+    exit_pay = models.JSONField(
+        default=dict, blank=True,
+        help_text='Pay per outcome, e.g. {"no_partner": {"pay": "partial", "cents": 50}, "returned_early": '
+                  '{"pay": "none"}}; outcomes not named keep their defaults (docs/crowd.md).')
+    prolific_codes = models.JSONField(
+        default=dict, blank=True,
+        help_text='Prolific completion code per outcome, as Prolific issued them, e.g. {"completed": "C1A2B3C4"}.')
+    expected_minutes = models.PositiveIntegerField(
+        default=10, help_text="The time a worker should expect to spend (shown on the MTurk preview).")
+    # Exclusion and quality (issue 12, item 3; crowd/studies.py, crowd/onboarding.py, crowd/questionnaire.py).
+    excluded_studies = models.ManyToManyField(
+        "Study", blank=True, related_name="excluding_batches",
+        help_text="A worker who took part in any batch of these studies cannot enter this batch.")
+    onboarding = models.CharField(
+        max_length=16, blank=True, default="",
+        choices=[("", "none"), ("quiz", "instructions quiz"), ("practice", "practice round against an agent")],
+        help_text="What a worker must pass before being paired: the game's quiz or practice round "
+                  "(games/<game>/onboarding.py); the result is kept per worker, game and version and reused by "
+                  "other batches.")
+    questionnaire = models.JSONField(
+        null=True, blank=True, default=None,
+        help_text='Post-game questions: a list of {"id", "kind": "likert" | "text", "text", "about": "partner" | '
+                  '"study", "required", "min", "max"}. Left null: the game\'s default (GuessWhich: its six '
+                  'feedback ratings of the partner); []: no questionnaire.')
 
     def __str__(self) -> str:
         return f"{self.slug} ({self.game_id}, {self.pairing})"
@@ -82,6 +124,7 @@ class Participant(models.Model):
     class State(models.TextChoices):
         CONSENT = "consent"
         INSTRUCTIONS = "instructions"
+        ONBOARDING = "onboarding"
         WAITING = "waiting"
         PLAYING = "playing"
         DONE = "done"
@@ -102,6 +145,17 @@ class Participant(models.Model):
     completion_code = models.CharField(max_length=32, default=new_code)
     exit_reason = models.CharField(max_length=32, blank=True)
     bonus_cents = models.IntegerField(default=0)
+    # Recorded when the worker's part ends (crowd.outcomes): the outcome of the exit reason, what the
+    # batch pays for it (full, partial, none) and how much base pay that is.
+    outcome = models.CharField(max_length=16, blank=True)
+    pay = models.CharField(max_length=8, blank=True)
+    pay_cents = models.IntegerField(null=True, blank=True)
+    # The browser this participant is bound to holds the same value in its session (crowd.identity).
+    owner_key = models.CharField(max_length=64, blank=True)
+    # A one-time code to move to another browser (crowd.identity.transfer_*), its expiry and misses.
+    transfer_code = models.CharField(max_length=16, blank=True)
+    transfer_expires_at = models.DateTimeField(null=True, blank=True)
+    transfer_misses = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     consented_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -187,6 +241,11 @@ class Seat(models.Model):
     participant = models.ForeignKey(Participant, null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="seats")
     agent_name = models.CharField(max_length=64, blank=True)
+    # A model agent's seat (agents/serving/config.py): its kind, version, family and checkpoint as
+    # configured when the match was created, and the checkpoint's sha256 the model worker loaded,
+    # added when the model acts (``earlier``: what played before, if a worker with another
+    # checkpoint took over mid-match). Empty for people and rule agents. Every export carries it.
+    agent_model = models.JSONField(default=dict, blank=True)
     token = models.CharField(max_length=64, unique=True, default=new_token)
     connected = models.PositiveIntegerField(default=0)
     last_seen_at = models.DateTimeField(null=True, blank=True)
@@ -216,3 +275,64 @@ class MatchEvent(models.Model):
         constraints = [models.UniqueConstraint(fields=["match", "seq"], name="event_unique_seq")]
         indexes = [models.Index(fields=["match", "actor", "client_action_id"], name="event_client_action")]
         ordering = ["match", "seq"]
+
+
+class Study(models.Model):
+    """A group of batches (issue 12): a worker with a participant in any of them has taken part in
+    the study, and a batch that excludes the study refuses that worker (crowd.studies)."""
+
+    name = models.CharField(max_length=200, unique=True)
+    batches = models.ManyToManyField(Batch, blank=True, related_name="studies")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class OnboardingResult(models.Model):
+    """A worker's onboarding for one game (crowd.onboarding): kept per (platform, worker id, game,
+    kind, version) and reused by every batch that asks for the same onboarding."""
+
+    platform = models.CharField(max_length=16)
+    worker_id = models.CharField(max_length=128)
+    game_id = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16)          # quiz or practice
+    version = models.CharField(max_length=32)
+    passed = models.BooleanField(default=False)
+    attempts = models.PositiveIntegerField(default=0)
+    score = models.FloatField(null=True, blank=True)
+    detail = models.JSONField(default=dict, blank=True)   # the answers given, or the practice match id
+    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.SET_NULL,
+                              help_text="The batch in which it was taken.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["platform", "worker_id", "game_id", "kind", "version"],
+                                               name="onboarding_worker_game_unique")]
+
+
+class QuestionnaireResponse(models.Model):
+    """A participant's answers to the batch's post-game questionnaire (crowd.questionnaire); ``match``
+    is the match the partner questions are about."""
+
+    participant = models.OneToOneField(Participant, on_delete=models.CASCADE, related_name="questionnaire")
+    match = models.ForeignKey("Match", null=True, blank=True, on_delete=models.SET_NULL)
+    questions = models.JSONField(default=list)   # the questions as asked
+    answers = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class PracticeRound(models.Model):
+    """A practice match a worker played against an agent before being paired (crowd.onboarding):
+    not a game of the batch (no batch, not counted, left out of the exports)."""
+
+    result = models.ForeignKey(OnboardingResult, on_delete=models.CASCADE, related_name="practice_rounds")
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="practice_rounds")
+    match = models.OneToOneField("Match", on_delete=models.CASCADE, related_name="practice")
+    seat_token = models.CharField(max_length=64)
+    graded = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)

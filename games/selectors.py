@@ -51,7 +51,8 @@ def pseudonym(worker_id: str | None) -> str | None:
 def export_matches(*, game_id: str | None = None, batch_slug: str | None = None, since=None, until=None,
                    status: str = "all"):
     """The matches an export selects; ``status`` is ``finished``, ``aborted``, ``active`` or ``all``."""
-    matches = Match.objects.all().select_related("batch").order_by("created_at", "id")
+    # a worker's practice round (crowd/onboarding.py) is no game of any study: never exported
+    matches = Match.objects.filter(practice__isnull=True).select_related("batch").order_by("created_at", "id")
     if status and status != "all":
         matches = matches.filter(status=status)
     if game_id:
@@ -74,11 +75,15 @@ def match_records(*, game_id: str | None = None, batch_slug: str | None = None, 
 
 
 def match_record(match: Match, *, pseudonymise: bool = True) -> dict:
+    from crowd.questionnaire import export_entry as questionnaire_export_entry
+
     seats = {}
     for seat in Seat.objects.filter(match=match).select_related("participant"):
         worker = seat.participant.worker_id if seat.participant else None
         seats[seat.role] = {"kind": seat.kind, "worker": pseudonym(worker) if pseudonymise else worker,
-                            "agent": seat.agent_name or None}
+                            "agent": seat.agent_name or None,
+                            # a model agent's version and checkpoint hash (Seat.agent_model), else None
+                            "model": seat.agent_model or None}
     events = []
     for row in MatchEvent.objects.filter(match=match).order_by("seq").iterator(chunk_size=2000):
         event = event_row_to_wire(row)
@@ -92,6 +97,7 @@ def match_record(match: Match, *, pseudonymise: bool = True) -> dict:
         "created_at": match.created_at.isoformat(),
         "finished_at": match.finished_at.isoformat() if match.finished_at else None,
         "status": match.status, "seats": seats, "events": events, "outcome": match.outcome,
+        "questionnaire": questionnaire_export_entry(match, pseudonymise=pseudonymise),  # crowd/questionnaire.py
     }
 
 

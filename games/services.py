@@ -174,7 +174,8 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
     match.state = state   # the whole snapshot, as every load gives it (``Match.from_db``)
     match._static_stored = static is not None
     Seat.objects.bulk_create([
-        Seat(match=match, role=role, kind=s.kind, participant=s.participant, agent_name=s.agent_name)
+        Seat(match=match, role=role, kind=s.kind, participant=s.participant, agent_name=s.agent_name,
+             agent_model=_agent_model(s))
         for role, s in seats.items()
     ])
     started = Event("match_started", {"game_id": game_id, "roles": list(spec.roles),
@@ -186,6 +187,20 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
     match.save(update_fields=["seq", "outcome"])
     _after_commit(match, rows)
     return match
+
+
+def _agent_model(seat: SeatSpec) -> dict:
+    """What a model agent's seat records at creation (version, family, checkpoint; the worker adds
+    the checkpoint's hash when the model acts); {} for people and rule agents."""
+    if seat.kind != Seat.Kind.AGENT or not seat.agent_name:
+        return {}
+    from agents.registry import UnknownAgent, get_agent_spec
+
+    try:
+        config = get_agent_spec(seat.agent_name).model
+    except UnknownAgent:
+        return {}
+    return config.seat_record() if config is not None else {}
 
 
 def match_apply_action(*, match_id, role: str, action: dict, client_action_id: str = "",
@@ -393,37 +408,58 @@ def match_abort(*, match_id, reason: str, role: str = SYSTEM) -> Match:
     match.status = Match.Status.ABORTED
     match.finished_at = timezone.now()
     match.save(update_fields=["seq", "status", "finished_at", "updated_at"])
-    _participants_after_match(match, aborted_as=reason)
+    _participants_after_match(match, aborted_as=reason, by=role)
     _after_commit(match, rows)
     return match
 
 
 # Aborts after which the match's workers are not sent on to another game: they have left.
 LET_GO_REASONS = {"inactive": "match_inactive"}
+# The exit reason of a worker whose last game ended this way (crowd/outcomes.py maps each to
+# what it earns): an abort's reason, or the game's clock for a match the rules ended as timed_out.
+LAST_GAME_REASONS = {"partner_left": "partner_left", "agent_failed": "agent_failed", "time_up": "timed_out"}
 
 
-def _participants_after_match(match: Match, aborted_as: str = "") -> None:
-    """Count the game for every human seat and send each worker on: another game or done. A
-    match aborted because everyone had left (``LET_GO_REASONS``) ends its workers' part, with
-    that exit reason, and is not counted as played."""
-    seat_rows = Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN).exclude(participant=None)
-    ids = list(seat_rows.values_list("participant_id", flat=True))
-    for p in Participant.objects.select_for_update().filter(pk__in=ids).select_related("batch"):
+def _participants_after_match(match: Match, aborted_as: str = "", by: str = "") -> None:
+    """Count the game for every human seat and send each worker on: another game or done, with
+    the exit reason of how this game ended. Aborted as ``partner_left`` by the seat that stayed
+    (``by``, ``match_abort``'s ``role``), the seats that had left end their part (``left_match``, the game
+    not counted). Aborted because nobody acted (``LET_GO_REASONS``), every worker's part ends
+    and the game is not counted: ``match_inactive`` for the seats the game was waiting on,
+    ``partner_inactive`` for the others (``agent_failed`` when it waited on an agent only)."""
+    from crowd.outcomes import participant_exit
+
+    seat_rows = list(Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN).exclude(participant=None)
+                     .values_list("participant_id", "role"))
+    role_of = dict(seat_rows)
+    due = set(_roles_due_at_abort(match)) if aborted_as in LET_GO_REASONS else set()
+    humans_due = due & set(role_of.values())
+    for p in Participant.objects.select_for_update().filter(pk__in=role_of).select_related("batch"):
+        role = role_of[p.pk]
         if aborted_as in LET_GO_REASONS:
-            p.state = Participant.State.DONE
-            p.finished_at = timezone.now()
-            p.exit_reason = p.exit_reason or LET_GO_REASONS[aborted_as]
-            p.save(update_fields=["state", "finished_at", "exit_reason"])
+            reason = ("partner_inactive" if humans_due and role not in due
+                      else "agent_failed" if due and not humans_due else LET_GO_REASONS[aborted_as])
+            p.save(update_fields=participant_exit(p, reason))
+            continue
+        if aborted_as == "partner_left" and by in role_of.values() and role != by:
+            p.save(update_fields=participant_exit(p, "left_match"))
             continue
         p.games_played += 1
+        fields = ["games_played", "state", "waiting_since"]
         if p.games_played >= p.batch.games_per_worker:
-            p.state = Participant.State.DONE
-            p.finished_at = timezone.now()
-            p.exit_reason = p.exit_reason or "completed"
+            last = LAST_GAME_REASONS.get(aborted_as) or (
+                "timed_out" if match.status == Match.Status.TIMED_OUT else "completed")
+            fields += participant_exit(p, last)
         else:
             p.state = Participant.State.WAITING
             p.waiting_since = timezone.now()
-        p.save(update_fields=["games_played", "state", "finished_at", "exit_reason", "waiting_since"])
+        p.save(update_fields=sorted(set(fields)))
+
+
+def _roles_due_at_abort(match: Match) -> list[str]:
+    """The roles the rules were waiting on when the match was aborted (from the snapshot before
+    the abort: ``match.state`` is not changed by an abort)."""
+    return list(get_game(match.game_id).rules.to_act(match.state))
 
 
 def match_time_up(*, match_id) -> str:

@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from crowd import entry as crowd_entry
+from crowd import identity
+from crowd import quality_views as crowd_quality_views
+from crowd.onboarding import practice_next_url
+from crowd import views as crowd_views
 from games import lobby, ratelimit, selectors
-from games.models import Batch, Match, MatchEvent, Participant, Seat
+from games.models import Batch, Participant
 from games.registry import get_game
 from groundtalk_web.errors import error_response
 
@@ -17,7 +21,11 @@ from groundtalk_web.errors import error_response
 def home(request):
     from games.batches import runnable
 
-    batches = runnable(Batch.objects.filter(status=Batch.Status.OPEN).order_by("slug"))  # only those that can run
+    # Demo batches only, and only in the embedded mode: a live study is never listed (issue 11).
+    batches = []
+    if settings.EMBEDDED:
+        batches = [b for b in runnable(Batch.objects.filter(status=Batch.Status.OPEN).order_by("slug"))
+                   if "demo" in (b.entry_kinds or [])]   # only those that can run
     return render(request, "home.html", {"batches": batches, "embedded": settings.EMBEDDED})
 
 
@@ -27,7 +35,9 @@ def _unavailable(request, batch):
 
 @require_GET
 def batch_entry(request, slug: str):
-    """The link a crowd platform opens (MTurk, Prolific, or a lab link with ?worker=NAME)."""
+    """The link a crowd platform opens (MTurk, Prolific, a signed lab link ?lab=TOKEN, or in the
+    embedded demo ?worker=NAME); each batch takes the kinds it lists (crowd/entry.py). The
+    participant is bound to this browser (crowd/identity.py)."""
     if limited := ratelimit.http_limited(request, "entry"):
         return limited
     batch = get_object_or_404(Batch, slug=slug)
@@ -39,10 +49,17 @@ def batch_entry(request, slug: str):
         params = lobby.parse_entry(request.GET)
     except lobby.EntryError as exc:
         return render(request, "lobby/entry_error.html", {"batch": batch, "error": str(exc)}, status=400)
-    if params.is_preview:
-        return render(request, "lobby/preview.html", {"batch": batch, "game": get_game(batch.game_id)})
     try:
-        participant = lobby.participant_enter(batch=batch, params=params)
+        if params.is_preview:
+            crowd_entry.check_kind(batch, "mturk")
+            return render(request, "lobby/preview.html", {
+                "batch": batch, "game": get_game(batch.game_id), "pay": f"${batch.pay_cents / 100:.2f}",
+                "bonus": f"${batch.bonus_cents / 100:.2f}" if batch.bonus_cents else ""})
+        participant = lobby.participant_enter(batch=batch, params=params, session=request.session)
+    except lobby.OtherBrowser as exc:
+        return crowd_views.other_browser(request, exc.participant)
+    except crowd_entry.EntryRefused as exc:
+        return render(request, "lobby/entry_error.html", {"batch": batch, "error": str(exc)}, status=403)
     except lobby.EntryError as exc:
         return render(request, "lobby/entry_error.html", {"batch": batch, "error": str(exc)}, status=400)
     return redirect("participant", token=participant.token)
@@ -63,6 +80,8 @@ def participant_page(request, token: str):
     if request.method == "POST" and (limited := ratelimit.http_limited(request, "step")):
         return limited
     p = _participant(token)
+    if not identity.participant_claim(session=request.session, participant=p):
+        return crowd_views.other_browser(request, p)
     if request.method == "POST":
         step = request.POST.get("step")
         if step == "consent":
@@ -71,20 +90,31 @@ def participant_page(request, token: str):
             lobby.participant_ready(participant_id=p.pk)
         elif step == "leave":
             lobby.participant_leave(participant_id=p.pk)
+        elif step == "quiz":
+            return crowd_quality_views.quiz_post(request, p)
+        elif step == "practice":
+            return crowd_quality_views.practice_post(request, p)
+        elif step == "questionnaire":
+            return crowd_quality_views.questionnaire_post(request, p)
         else:
             return error_response(400)
         return redirect("participant", token=p.token)
-    if p.state in (Participant.State.CONSENT, Participant.State.INSTRUCTIONS, Participant.State.WAITING):
+    if p.state in (Participant.State.CONSENT, Participant.State.INSTRUCTIONS, Participant.State.ONBOARDING,
+                   Participant.State.WAITING):
         try:
             lobby.check_runnable(p.batch)
         except lobby.BatchCannotRun:
             return _unavailable(request, p.batch)
     game = get_game(p.batch.game_id)
-    ctx = {"p": p, "batch": p.batch, "game": game}
+    ctx = {"p": p, "batch": p.batch, "game": game, "terms": crowd_views.terms(p.batch)}
     if p.state == Participant.State.CONSENT:
         return render(request, "lobby/consent.html", ctx)
     if p.state == Participant.State.INSTRUCTIONS:
         return render(request, f"lobby/instructions_{game.package.split('.')[-1]}.html", ctx)
+    if p.state == Participant.State.ONBOARDING:
+        return crowd_quality_views.onboarding_page(request, p, ctx)
+    if crowd_quality_views.questionnaire_pending(p):   # after the last game, before the code
+        return crowd_quality_views.questionnaire_page(request, p, ctx)
     if p.state in (Participant.State.WAITING, Participant.State.PLAYING):
         if limited := ratelimit.http_limited(request, "poll", participant_token=token):  # lobby_poll locks
             return limited
@@ -95,11 +125,8 @@ def participant_page(request, token: str):
         if p.state == Participant.State.WAITING:
             return render(request, "lobby/waiting.html", ctx)
     if p.state == Participant.State.DECLINED:
-        return render(request, "lobby/declined.html", ctx)
-    submit_url = ""
-    if p.platform == "mturk" and p.submit_to:
-        submit_url = p.submit_to.rstrip("/") + "/mturk/externalSubmit"
-    return render(request, "lobby/done.html", {**ctx, "submit_url": submit_url})
+        return render(request, "lobby/declined.html", {**ctx, **crowd_views.done_context(p)})
+    return render(request, "lobby/done.html", {**ctx, **crowd_views.done_context(p)})
 
 
 @require_GET
@@ -109,6 +136,8 @@ def participant_status(request, token: str):
     if limited := ratelimit.http_limited(request, "poll", participant_token=token, as_json=True):
         return limited
     p = _participant(token)
+    if not identity.participant_claim(session=request.session, participant=p):
+        return crowd_views.other_browser(request, p, as_json=True)
     try:
         status = lobby.lobby_poll(participant_id=p.pk)
     except lobby.BatchCannotRun as exc:
@@ -128,8 +157,10 @@ def match_play(request, match_id):
     seat = selectors.seat_by_token(token)
     if seat is None or str(seat.match_id) != str(match_id):
         raise Http404("No such seat in this match.")
+    if not identity.seat_allowed(request.session, seat):
+        return crowd_views.other_browser(request, seat.participant)
     game = get_game(seat.match.game_id)
-    next_url = f"/p/{seat.participant.token}/" if seat.participant else "/"
+    next_url = f"/p/{seat.participant.token}/" if seat.participant else practice_next_url(seat.match) or "/"
     if seat.match.game_id in ("guesswhich_v1", "visdial_v1"):   # CLEVR images: render them before they are asked for
         from games.clevr.views import prewarm
 
@@ -158,33 +189,13 @@ def match_partner_gone(request, match_id):
     seat = selectors.seat_by_token(request.POST.get("seat", ""))
     if seat is None or str(seat.match_id) != str(match_id):
         raise Http404("No such seat in this match.")
+    if not identity.seat_allowed(request.session, seat):
+        return JsonResponse({"ended": False, "message": "This study is open in another browser."}, status=403)
     ended = lobby.match_partner_gone(seat=seat, gone_after_s=settings.GT_PARTNER_GONE_S)
     if not ended:
         return JsonResponse({"ended": False, "message": "Your partner is still connected or left only just now."},
                             status=409)
     return JsonResponse({"ended": True})
-
-
-@staff_member_required
-def research_home(request):
-    batches = Batch.objects.order_by("-created_at")
-    return render(request, "research/home.html", {"batches": batches})
-
-
-@staff_member_required
-def research_batch(request, slug: str):
-    batch = get_object_or_404(Batch, slug=slug)
-    if request.GET.get("format") == "json":
-        return JsonResponse(selectors.batch_progress(batch))
-    return render(request, "research/batch.html", {"batch": batch})
-
-
-@staff_member_required
-def research_match(request, match_id):
-    match = get_object_or_404(Match, pk=match_id)
-    events = MatchEvent.objects.filter(match=match).order_by("seq")
-    seats = Seat.objects.filter(match=match)
-    return render(request, "research/match.html", {"match": match, "events": events, "seats": seats})
 
 
 @require_GET

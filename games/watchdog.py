@@ -28,6 +28,7 @@ import time
 from collections import Counter
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import DateTimeField, ExpressionWrapper, F, Q
 from django.utils import timezone
@@ -82,27 +83,36 @@ def _idle(active, now):
             .filter(idle_at__lte=now))
 
 
-def _is_due(agent_seats: dict, since, deadline, now) -> bool:
-    """Whether the watchdog must act: the game clock ran out, or an agent seat has been due for
-    longer than that agent's timeout (an unknown agent counts as due: the match is aborted)."""
+def _timeout_s(name: str) -> tuple[float, bool]:
+    """An agent's timeout, and whether this process knows the agent. An agent this process does
+    not know (another process's models file, a rolling deploy, a removed agent) gets the default
+    timeout before its match is aborted: the process that knows it may still answer."""
+    from agents.base import AgentSpec
     from agents.registry import UnknownAgent, get_agent_spec
 
+    try:
+        return get_agent_spec(name).timeout_s, True
+    except UnknownAgent:
+        default = AgentSpec.__dataclass_fields__["timeout_s"].default
+        cap = settings.GT_AGENT_TIMEOUT_S
+        return (min(default, cap) if cap else default), False
+
+
+def _is_due(agent_seats: dict, since, deadline, now) -> bool:
+    """Whether the watchdog must act: the game clock ran out, or an agent seat has been due for
+    longer than that agent's timeout (an unknown agent: the default timeout, then its match is aborted)."""
     if deadline is not None and deadline <= now:
         return True
     if since is None:
         return False
     for name in agent_seats.values():
-        try:
-            if since + timedelta(seconds=get_agent_spec(name).timeout_s) <= now:
-                return True
-        except UnknownAgent:
+        if since + timedelta(seconds=_timeout_s(name)[0]) <= now:
             return True
     return not agent_seats   # due with no agent seat: clear it (``_move_on``)
 
 
 def _move_on(match: Match, now) -> str:
     """What the watchdog does for one claimed match (its row is locked by the caller)."""
-    from agents.registry import UnknownAgent, get_agent_spec
     from agents.services import agent_fallback_turn
     from games.services import match_abort, match_time_up
 
@@ -117,15 +127,15 @@ def _move_on(match: Match, now) -> str:
         return "not_due"
     waiting = False
     for role, name in sorted(match.agent_seats.items()):
-        try:
-            timeout_s = get_agent_spec(name).timeout_s
-        except UnknownAgent:
-            log.warning("watchdog: match %s has an unknown agent %r; aborting", match.id, name)
-            match_abort(match_id=match.id, reason="agent_failed")
-            return "aborted"
+        timeout_s, known = _timeout_s(name)
         if match.agent_due_since + timedelta(seconds=timeout_s) > now:
             waiting = True   # due, but within its timeout
             continue
+        if not known:
+            log.warning("watchdog: match %s has an agent %r this process does not know, due for %.0f s; "
+                        "aborting", match.id, name, timeout_s)
+            match_abort(match_id=match.id, reason="agent_failed")
+            return "aborted"
         result = agent_fallback_turn(match_id=match.id, role=role, expected_seq=match.seq)
         if result == "fallback":
             return "fallback"

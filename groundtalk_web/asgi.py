@@ -24,6 +24,10 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundtalk_web.settings")
 django_asgi_app = get_asgi_application()
 
+from groundtalk_web import logredact  # noqa: E402
+
+logredact.install()   # no participant or seat token, no worker id in the access log (docs/crowd.md)
+
 from asgiref.sync import ThreadSensitiveContext  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402

@@ -10,3 +10,17 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundtalk_web.settings")
 app = Celery("groundtalk")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["agents", "games"])
+
+
+def _connect_liveness() -> None:
+    """Heartbeats per consumed queue, so batches can tell when an agent's worker is gone
+    (agents/liveness.py)."""
+    from celery.signals import worker_ready, worker_shutdown
+
+    from agents import liveness
+
+    worker_ready.connect(lambda sender=None, **_: liveness.start_for_worker(sender), weak=False)
+    worker_shutdown.connect(liveness.stop_for_worker, weak=False)
+
+
+_connect_liveness()

@@ -10,6 +10,7 @@ Two ways to run:
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -55,12 +56,58 @@ DATABASE_URL = os.environ.get("DATABASE_URL", "")
 REDIS_URL = os.environ.get("REDIS_URL", "")
 EMBEDDED = not (DATABASE_URL and REDIS_URL)
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-insecure-key-change-me")
+# Keys (docs/crowd.md, "Keys"). SECRET_KEY signs sessions (a participant's browser binding) and
+# one-time codes; GT_PSEUDONYM_KEY turns worker ids into the pseudonyms of exports (HMAC, games/selectors.py).
+# Outside the embedded demo (DATABASE_URL or REDIS_URL set) both must be given, and differ: the
+# repository's defaults are public, and with one key a leak of the web server's secret would
+# also undo the pseudonyms of every dataset published.
+_PUBLIC_KEYS = {"", "dev-only-insecure-key-change-me", "change-me"}
+SECRET_KEY = os.environ.get("SECRET_KEY", "").strip()
+GT_PSEUDONYM_KEY = os.environ.get("GT_PSEUDONYM_KEY", "").strip()
+if DATABASE_URL or REDIS_URL:
+    _NEW_KEY = "make one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    if SECRET_KEY in _PUBLIC_KEYS:
+        raise ImproperlyConfigured(f"SECRET_KEY must be set to a secret of your own outside the embedded demo; {_NEW_KEY}")
+    if GT_PSEUDONYM_KEY in _PUBLIC_KEYS:
+        raise ImproperlyConfigured("GT_PSEUDONYM_KEY must be set to a secret of your own outside the embedded demo "
+                                   f"(keep it: exports' pseudonyms depend on it); {_NEW_KEY}")
+    if GT_PSEUDONYM_KEY == SECRET_KEY:
+        raise ImproperlyConfigured("GT_PSEUDONYM_KEY must differ from SECRET_KEY.")
+else:   # the embedded demo on one machine
+    SECRET_KEY = SECRET_KEY or "dev-only-insecure-key-change-me"
+    GT_PSEUDONYM_KEY = GT_PSEUDONYM_KEY or SECRET_KEY
 # Off in every mode unless DEBUG=1: Django's debug pages show settings and tracebacks to anyone who
 # reaches the server (workers included). Error pages: templates/4xx.html, 500.html (groundtalk_web/errors.py).
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+# HTTPS behind a proxy that terminates TLS (docs/operations.md, "HTTPS"). GT_HTTPS=1 (docker-compose's
+# default): the proxy must set X-Forwarded-Proto (overwriting the client's) and be the only way in.
+GT_HTTPS = env_bool("GT_HTTPS", False)
+if GT_HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("GT_SSL_REDIRECT", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("GT_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("GT_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("GT_HSTS_PRELOAD", False)
+# security.W021 (HSTS without "preload"): the preload list is a commitment for the whole domain, made
+# by its owner at hstspreload.org, hard to undo, and not the study server's to make (a university's
+# subdomain, say). GT_HSTS_PRELOAD=1 sends it when the owner has decided so.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
+
+# Pages that MTurk's worker site may show in its frame (groundtalk_web/crowd_pages.py): origins,
+# space- or comma-separated, or "none". Every other page answers X-Frame-Options: DENY.
+GT_FRAME_ANCESTORS = os.environ.get(
+    "GT_FRAME_ANCESTORS", "https://worker.mturk.com https://workersandbox.mturk.com").replace(",", " ").split()
+if GT_FRAME_ANCESTORS == ["none"]:
+    GT_FRAME_ANCESTORS = []
+for _origin in GT_FRAME_ANCESTORS:
+    if not re.fullmatch(r"https?://[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?", _origin):
+        raise ImproperlyConfigured(f"GT_FRAME_ANCESTORS must list origins such as https://worker.mturk.com "
+                                   f"(scheme and host, no path), or be 'none'; not {_origin!r}")
 
 INSTALLED_APPS = [
     "daphne",
@@ -73,10 +120,12 @@ INSTALLED_APPS = [
     "channels",
     "games",
     "agents",
+    "crowd",
 ]
 
 MIDDLEWARE = [
-    "groundtalk_web.middleware.HostileInputMiddleware",  # first: 400 for NUL, control characters, bad encoding
+    "groundtalk_web.crowd_pages.CrowdPageMiddleware",  # crowd pages: MTurk's frame, its cookies, origin check
+    "groundtalk_web.middleware.HostileInputMiddleware",  # then: 400 for NUL, control characters, bad encoding
     "django.middleware.security.SecurityMiddleware",
     "groundtalk_web.resilience.DatabaseRetryMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -157,6 +206,9 @@ else:
 # pool in the web process: the embedded default, and handy for a laptop).
 GT_AGENT_MODE = os.environ.get("GT_AGENT_MODE", "inprocess" if EMBEDDED else "celery")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL or "memory://")
+# A queue with no worker heartbeat for this long has no worker: batches whose agents use it are not
+# served (agents/liveness.py). Workers beat every 5 s.
+GT_WORKER_TTL_S = env_float("GT_WORKER_TTL_S", 20.0, minimum=6.0)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -199,7 +251,6 @@ if GT_RL_BACKEND not in ("redis", "memory") or (GT_RL_BACKEND == "redis" and not
 GT_RL_REDIS_POOL = env_int("GT_RL_REDIS_POOL", 16, minimum=1)             # connections per event loop / process
 GT_RL_REDIS_TIMEOUT_MS = env_int("GT_RL_REDIS_TIMEOUT_MS", 100, minimum=1)
 GT_RL_PREFIX = os.environ.get("GT_RL_PREFIX", "")   # "" = gt:rl:<database name>:
-GT_PSEUDONYM_KEY = os.environ.get("GT_PSEUDONYM_KEY", SECRET_KEY)
 GT_PARTNER_GONE_S = int(os.environ.get("GT_PARTNER_GONE_S", "60"))
 GT_CODRAW_ART_DIR = os.environ.get("GT_CODRAW_ART_DIR", "")
 

@@ -3,23 +3,40 @@ from django.urls import path
 from django.views.generic import RedirectView
 from django.templatetags.static import static
 
-from games import export_page, views
+from crowd import launch_views
+from crowd import views as crowd_views
+from games import export_page, research_views, views
 from games.clevr import views as clevr_views
 from games.codraw import views as codraw_views
+from groundtalk_web.crowd_pages import crowd_page
 
+# crowd_page: the pages a worker reaches from a crowd platform, which MTurk's frame may show
+# (groundtalk_web/crowd_pages.py); every other page answers X-Frame-Options: DENY.
 urlpatterns = [
     path("", views.home, name="home"),
-    path("b/<slug:slug>/", views.batch_entry, name="batch_entry"),
-    path("p/<str:token>/", views.participant_page, name="participant"),
-    path("p/<str:token>/status", views.participant_status, name="participant_status"),
-    path("m/<uuid:match_id>/", views.match_play, name="match_play"),
-    path("m/<uuid:match_id>/partner-gone", views.match_partner_gone, name="match_partner_gone"),
-    path("m/<uuid:match_id>/img/<str:image_id>.png", clevr_views.scene_image, name="clevr_scene_image"),
+    path("b/<slug:slug>/", crowd_page(views.batch_entry), name="batch_entry"),
+    path("p/<str:token>/", crowd_page(views.participant_page), name="participant"),
+    path("p/<str:token>/status", crowd_page(views.participant_status), name="participant_status"),
+    path("p/<str:token>/device/", crowd_page(crowd_views.device_start), name="device_start"),
+    path("continue/", crowd_page(crowd_views.device_finish), name="device_finish"),
+    path("m/<uuid:match_id>/", crowd_page(views.match_play), name="match_play"),
+    path("m/<uuid:match_id>/partner-gone", crowd_page(views.match_partner_gone), name="match_partner_gone"),
+    path("m/<uuid:match_id>/img/<str:image_id>.png", crowd_page(clevr_views.scene_image), name="clevr_scene_image"),
     path("schemas/<str:game_id>.json", views.action_schema, name="action_schema"),
-    path("research/", views.research_home, name="research_home"),
+    path("research/", research_views.research_home, name="research_home"),
     path("research/export/", export_page.research_export, name="research_export"),
-    path("research/batches/<slug:slug>/", views.research_batch, name="research_batch"),
-    path("research/matches/<uuid:match_id>/", views.research_match, name="research_match"),
+    path("research/compare/", research_views.research_compare, name="research_compare"),
+    path("research/batches/<slug:slug>/", research_views.research_batch, name="research_batch"),
+    path("research/batches/<slug:slug>/lab-links/", crowd_views.lab_links, name="lab_links"),
+    path("research/batches/<slug:slug>/launch/", launch_views.launch, name="crowd_launch"),
+    path("research/batches/<slug:slug>/launch/<int:pk>/", launch_views.launch_action, name="crowd_launch_action"),
+    path("research/batches/<slug:slug>/review/", launch_views.review, name="crowd_review"),
+    path("research/batches/<slug:slug>/review.csv", launch_views.reconciliation, name="crowd_reconciliation"),
+    path("research/matches/<uuid:match_id>/", research_views.research_match, name="research_match"),
+    path("research/matches/<uuid:match_id>/img/<str:image_id>.png", research_views.research_match_image,
+         name="research_match_image"),
+    path("research/matches/<uuid:match_id>/replay/<int:seq>.svg", research_views.research_replay_svg,
+         name="research_replay_svg"),
     path("codraw/art-config.js", codraw_views.art_config_js, name="codraw_art_config"),
     path("codraw/art/<str:name>", codraw_views.art_file, name="codraw_art_file"),
     path("research/matches/<uuid:match_id>/codraw/target.svg", codraw_views.target_svg, name="codraw_target_svg"),

@@ -15,3 +15,5 @@ copy() {  # copy SRC DEST-NAME, only when it changed
 }
 copy konva/konva.min.js konva.min.js
 copy konva/LICENSE konva.LICENSE.txt
+copy chart.js/dist/chart.umd.min.js chart.umd.min.js   # the research monitor's plots (docs/monitor.md)
+copy chart.js/LICENSE.md chart.LICENSE.txt

@@ -150,3 +150,26 @@ def pytest_configure(config):
     from django.test import TransactionTestCase
 
     TransactionTestCase._fixture_teardown = _retrying_fixture_teardown(TransactionTestCase._fixture_teardown)
+
+
+@pytest.fixture
+def agent_queues_served():
+    """Heartbeats for every agent queue, written by the same thread a Celery worker runs
+    (agents/liveness.py), for tests of the lobby that pair with agents without running a worker:
+    their batches are runnable as on a deployment whose workers are up. The thread forgets its
+    heartbeats at the end (a real worker's stay)."""
+    from django.conf import settings
+
+    if settings.GT_AGENT_MODE != "celery":
+        yield
+        return
+    from agents import liveness
+    from agents.registry import all_agents
+
+    beat = liveness.Heartbeat(sorted({s.queue_name for s in all_agents().values()}), f"pytest:{os.getpid()}")
+    liveness.beat(liveness._client(), beat.queues, beat.hostname)   # before the first check
+    beat.start()
+    try:
+        yield
+    finally:
+        beat.stop()

@@ -5,6 +5,8 @@
 * :mod:`games.clevr.render`: deterministic Pillow/numpy renderer (PNG) of a scene.
 * :mod:`games.clevr.embedding`: a fixed-length scene embedding, GuessWhich-style pools built on
   concentric distance bands around the secret, and the per-round coarse rank.
+* :mod:`games.clevr.dataset`: a CLEVR dataset on disk (scenes file and, when there, its renders),
+  read by ``import_content guesswhich|visdial``.
 
 See ``docs/games/clevr.md``.
 """

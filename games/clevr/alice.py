@@ -3,14 +3,21 @@
 GuessWhich (Chattopadhyay et al. 2017, ``seeds/001_*``) calls its answerer bot ALICE. Ours reads
 free-form English questions about CLEVR scenes, turns them into small programs over the scene graph
 (CLEVR-Dialog's primitives, ``seeds/002_*``: Filter, Count, Exist, Relate, Unique, seek an
-attribute) and answers from the graph, so with perfect perception it is exact. Coreference
-("it", "that one", "the earlier cube", "what about the blue one?", "how about to its left?") is
+attribute, plus comparisons of counts and sizes and universal questions) and answers from the
+graph, so with perfect perception it is exact. Coreference ("it", "that one", "the earlier cube",
+"what about the blue one?", "how about to its left?", "they" = the last plural set asked about) is
 resolved from the dialog history, replayed on every call (agents are stateless).
+
+Questions as people type them: spelling slips are corrected with SymSpell (symspellpy) over the
+parser's own vocabulary, contractions may lack their apostrophe ("whats"), texting shorthand is
+spelled out ("r", "u"), relative clauses ("the cube that is small") and comparatives ("more
+spheres than cubes?", "bigger than", "further left than") are understood.
 
 When it cannot parse a question it says "I can't tell."; questions about things outside the scene
 world (people, weather, dogs...) get "That's outside what I can see."; a definite description that
-fits several objects gets "I can't tell which ... you mean"; one that fits none gets "I don't see
-...". Like VisDial's people, it prefers saying so to guessing.
+fits several objects gets "There are two spheres; which one do you mean?" (never an answer about
+one of them picked silently); one that fits none gets "I don't see ...". Like VisDial's people,
+it prefers saying so to guessing.
 
 Imperfect versions (to compare two ALICEs as the GuessWhich paper does):
 
@@ -38,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from rapidfuzz import fuzz, process
+from symspellpy import SymSpell, Verbosity
 
 from games.clevr import captions as cg
 from games.clevr.captions import (CATEGORY_OF, COLORS, MATERIALS, NP_ORDER, REL_PHRASE,
@@ -46,6 +53,11 @@ from games.clevr.captions import (CATEGORY_OF, COLORS, MATERIALS, NP_ORDER, REL_
 
 CANT_TELL = "I can't tell."
 OUTSIDE = "That's outside what I can see."
+SOCIAL = "Ask me anything about the objects in the picture."
+# A message that is only a greeting or thanks: answered kindly, not refused as out of scope.
+_SOCIAL = re.compile(r"^(?:(?:hi|hello|hey|hiya|thanks|thank you|thx|ty|ok|okay|k|cool|great|nice|bye|goodbye|"
+                     r"good|good job|well done|lol|hmm+|yes|no|sure|alright|alice|there|so much|a lot|again)"
+                     r"[\s,.!?:)(-]*)+$")
 OPP = cg.OPPOSITE
 
 # --------------------------------------------------------------------------------------------
@@ -57,18 +69,19 @@ _WORD_MAP = {
     "block": "cube", "blocks": "cubes", "box": "cube", "boxes": "cubes", "cuboid": "cube",
     "cuboids": "cubes", "cylindrical": "cylinder", "spherical": "sphere", "cubic": "cube",
     "big": "large", "huge": "large", "bigger": "large", "larger": "large",
-    "tiny": "small", "little": "small", "smaller": "small",
+    "tiny": "small", "little": "small", "smaller": "small", "biggest": "large", "largest": "large",
+    "smallest": "small", "tiniest": "small",
     "shiny": "metal", "metallic": "metal", "metalic": "metal", "reflective": "metal", "glossy": "metal",
     "matte": "rubber", "matt": "rubber", "rubbery": "rubber", "dull": "rubber", "plastic": "rubber",
-    "item": "thing", "items": "things", "shapes": "things",
+    "item": "thing", "items": "things", "stuff": "things",
     "leftmost": "leftmost", "rightmost": "rightmost", "frontmost": "frontmost", "foremost": "frontmost",
     "rearmost": "rearmost", "backmost": "rearmost", "hindmost": "rearmost", "farthest": "furthest",
     "back": "back", "rear": "back",
 }
 SHAPE_WORDS = {s: (s, False) for s in SHAPES} | {s + "s": (s, True) for s in SHAPES}
 GENERIC_WORDS = {"thing": False, "things": True, "object": False, "objects": True, "one": False,
-                 "ones": True}
-ATTR_NAMES = {"color": "color", "colors": "color", "shape": "shape", "size": "size", "sizes": "size",
+                 "ones": True, "shapes": True}
+ATTR_NAMES = {"color": "color", "colors": "color", "shape": "shape", "shapes": "shape", "size": "size", "sizes": "size",
               "material": "material", "materials": "material", "colored": "color"}
 EXTREME_WORDS = {"leftmost": "left", "rightmost": "right", "frontmost": "front", "rearmost": "behind"}
 QUANTIFIED = {"anything": False, "something": False, "everything": True, "nothing": False,
@@ -124,7 +137,8 @@ _KNOWN = (set(_WORD_MAP) | set(SHAPE_WORDS) | set(GENERIC_WORDS) | set(ATTR_NAME
               "apart", "excluding", "aside", "among", "of", "them", "those", "these", "they", "it",
               "its", "their", "one", "ones", "no", "yes", "multiple", "several", "between",
               "position", "positioned", "towards", "toward", "next", "away", "up", "but", "does",
-              "anything", "nothing", "something", "everything", "both", "none", "any", "all"})
+              "anything", "nothing", "something", "everything", "both", "none", "any", "all", "non",
+              "different", "differ"})
 
 
 @dataclass(frozen=True)
@@ -147,6 +161,7 @@ class Ref:
     one: bool = False                 # head noun was "one" ("the blue one")
     everything: bool = False          # "all" / "every"
     fallback: tuple = ()              # attrs to add if the reference alone fits none or several
+    immediate: bool = False           # "the thing immediately/directly to its left": the nearest one
 
     def attr_dict(self) -> dict:
         return {c: set(v) for c, v in self.attrs}
@@ -180,8 +195,31 @@ _CONTRACTIONS = [
     (r"\bwhich's\b", "which is"), (r"\bcan't\b", "can not"), (r"\bcannot\b", "can not"),
     (r"\bwon't\b", "will not"), (r"n't\b", " not"), (r"\blet's\b", "let us"), (r"'re\b", " are"),
     (r"'ve\b", " have"), (r"'ll\b", " will"), (r"'d\b", " would"), (r"'m\b", " am"),
+
 ]
+# The same contractions typed without the apostrophe ("whats", "isnt"); never "its", "well", "were".
+_BARE_CONTRACTIONS = [
+    (r"\b(what|where|how|there|that|who|which|here)s\b", r"\1 is"), (r"\bwont\b", "will not"),
+    (r"\bcant\b", "can not"), (r"\b(is|are|was|were|do|does|did|could|has|have|had|would|should)nt\b", r"\1 not"),
+]
+# Texting shorthand, expanded before spelling correction (one- and two-letter words cannot be
+# corrected by edit distance: "r" is as close to "a" as to "are").
+SHORTHAND = {"r": "are", "u": "you", "ur": "your", "n": "and", "pls": "please", "plz": "please",
+             "thx": "thanks", "k": "ok", "obj": "object", "objs": "objects", "w": "with", "b4": "before",
+             "wht": "what", "hw": "how", "nd": "and", "bc": "because", "cuz": "because", "y": "why",
+             "wat": "what", "wut": "what", "wats": "what is", "wuts": "what is", "smth": "something",
+             "sth": "something", "tho": "though", "abt": "about", "btw": "by the way"}
 _PHRASES = [
+    # comparatives of position become relations: "further left than X" = "left of X"
+    (r"\b(?:further|farther|more) (?:to (?:the )?)?(left|right)(?: side)? than\b", r"\1 of"),
+    (r"\b(?:closer|nearer)(?: to (?:the )?(?:camera|viewer|us|you|me))? than\b", "in front of"),
+    (r"\b(?:further|farther) (?:away|back)(?: from (?:the )?(?:camera|viewer|us|you|me))? than\b", "behind"),
+    (r"\b(?:further|farther|more) (?:to the )?(?:front|forward) than\b", "in front of"),
+    (r"\bmade out of\b", "made of"), (r"\bwhich side (?:is|are) (.+?) on\b", r"where is \1"),
+    (r"\b(is|are) (.+?) on the (?:left|right) or (?:on )?(?:the )?(?:left|right)(?: side)?$", r"where is \2"),
+    (r"\b(?:behind|in back of) (?:everything|all the others|all the other things|all others)\b", "rearmost"),
+    (r"\bin front of (?:everything|all the others|all the other things|all others)\b", "frontmost"),
+    (r"\b(?:in|at) the (?:back|rear)\b(?! of)", "at back"),
     (r"\b(left|right|front|back|rear|behind) most\b", r"\1most"),
     (r"\bmost (left|right)\b", r"\1most"), (r"\bbackmost\b", "rearmost"), (r"\bbehindmost\b", "rearmost"),
     (r"\brearmost\b", "rearmost"), (r"\bfarthest\b", "furthest"), (r"\bfurther\b", "furthest"),
@@ -200,8 +238,8 @@ _PHRASES = [
     (r"\bwhich kind of\b", "what kind of"), (r"\bwhich type of\b", "what kind of"),
 ]
 _FILLER = re.compile(
-    r"^(?:(?:ok(?:ay)?|so|and so|alright|well|hmm+|hi|hello|hey|thanks|thank you|great|cool|nice|"
-    r"good|please|now|next|alice|yes|no)[ ,]+)+"
+    r"^(?:(?:ok(?:ay)?|so|and so|alright|well|hmm+|um+|uh+|erm*|hi|hello|hey|thanks|thank you|great|cool|"
+    r"nice|good|please|now|next|alice|yes|no|lol|oh|ah|also|then|one more|another one)[ ,]+)+"
 )
 _ASK_PREFIX = re.compile(
     r"^(?:(?:can|could|would|will) you (?:please )?(?=tell|say|let|describe)|please )?"
@@ -211,24 +249,85 @@ _ASK_PREFIX = re.compile(
 )
 
 
+# Spelling: SymSpell (symspellpy) over the parser's own vocabulary. Scene words (colors, shapes,
+# sizes, materials, directions, attribute names) weigh most, so a slip between a scene word and a
+# function word goes to the scene word; out-of-world words are in the vocabulary too, so "persn"
+# is still refused as outside the scene, not read as something else.
+_SPELL_COUNTS = (
+    (list(CATEGORY_OF) + [x + "s" for x in SHAPES] + ["color", "shape", "size", "material", "left", "right",
+                                                      "front", "behind", "things", "objects"], 2000),
+    (_CONTENT_LEXICON, 1000),
+    (sorted(set(_WORD_MAP) | set(SHAPE_WORDS) | set(GENERIC_WORDS) | set(EXTREME_WORDS)), 500),
+    (sorted(_KNOWN | {"everything", "anything", "something", "nothing", "number", "common", "numerous",
+                      "outnumber", "greater", "fewer", "equal", "than", "each", "other", "immediately",
+                      "directly", "nearest", "closest", "bigger", "larger", "smaller", "larger",
+                      "biggest", "largest", "smallest", "who", "having", "contains", "please", "further",
+                      "farther", "closer", "nearer", "amount", "majority", "frequent",
+                      "thanks", "because"}), 100),
+    (sorted(OUTSIDE_WORDS), 50),
+)
+
+
+# Short function words are not correction targets ("hat" must not become "that", nor "toy" "to",
+# "cup" "up"): an unknown noun stays unknown and is refused as outside the scene. These few short
+# words are worth reaching ("teh" -> "the", "aer" -> "are").
+_SHORT_TARGETS = {"the", "how", "are"}
+_NOT_TARGETS = {"that", "this", "was", "were", "two", "one", "six", "ten", "them", "then", "they", "than"}
+
+
+def _make_speller() -> SymSpell:
+    speller = SymSpell(max_dictionary_edit_distance=2, prefix_length=7)
+    seen: set[str] = set()
+    for words, count in _SPELL_COUNTS:   # a word keeps the count of its first (highest) tier
+        for w in words:
+            if count < 1000 and ((len(w) <= 3 and w not in _SHORT_TARGETS) or w in _NOT_TARGETS):
+                continue
+            if w.isalpha() and len(w) >= 2 and w not in seen:
+                seen.add(w)
+                speller.create_dictionary_entry(w, count)
+    return speller
+
+
+_SPELLER = _make_speller()
+
+
+@lru_cache(maxsize=16384)
 def _fuzzy(word: str) -> str:
-    if word in _KNOWN or word in OUTSIDE_WORDS or word.isdigit() or len(word) < 3:
+    """``word`` with a spelling slip corrected against the vocabulary (one edit for words of 3-5
+    letters, two for longer ones; Damerau-Levenshtein, so a swap of two letters is one edit; the
+    first letter kept; the closest word, then the most weighted), or
+    split when two known words were run together ("howmany"); unchanged when nothing is close."""
+    if word in _KNOWN or word in OUTSIDE_WORDS or word.isdigit() or len(word) < 3 or not word.isalpha():
         return word
-    cutoff = 85 if len(word) < 5 else 80
-    hit = process.extractOne(word, _CONTENT_LEXICON, scorer=fuzz.ratio, score_cutoff=cutoff)
-    return hit[0] if hit else word
+    max_d = 1 if len(word) <= 5 else 2
+    # people rarely slip on the first letter: keeping it stops "hat" becoming "what", "cup" "up"
+    hits = [h for h in _SPELLER.lookup(word, Verbosity.ALL, max_edit_distance=max_d) if h.term[0] == word[0]]
+    if hits:
+        return min(hits, key=lambda h: (h.distance, -h.count, h.term)).term
+    if len(word) >= 6:
+        seg = _SPELLER.word_segmentation(word, max_edit_distance=0)
+        parts = seg.corrected_string.split()
+        if len(parts) > 1 and all(w in _KNOWN or w in _CONTENT_LEXICON for w in parts):
+            return " ".join(parts)
+    return word
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-case words with contractions expanded, synonyms mapped to the lexicon, typos
-    corrected against the scene vocabulary (rapidfuzz), and a few multi-word phrases joined."""
+def tokenize(text: str, correct: bool = True) -> list[str]:
+    """Lower-case words with contractions expanded (with or without the apostrophe), texting
+    shorthand spelled out, spelling slips corrected against the parser's vocabulary (SymSpell),
+    synonyms mapped to the lexicon, and a few multi-word phrases joined."""
     t = text.lower().replace("\u2019", "'").replace("\u2018", "'")
     t = re.sub(r"(\w)-(\w)", r"\1 \2", t)
     for pat, rep in _CONTRACTIONS:
         t = re.sub(pat, rep, t)
     t = re.sub(r"(\w)'s\b", r"\1 's", t)
     t = re.sub(r"[^a-z0-9,' ]+", " ", t)
-    t = " ".join(_fuzzy(w) if w not in (",", "'s") else w for w in re.findall(r"[a-z]+|\d+|,|'s", t))
+    words = [SHORTHAND.get(w, w) for w in re.findall(r"[a-z]+|\d+|,|'s", t)]
+    t = " ".join(words)
+    for pat, rep in _BARE_CONTRACTIONS:
+        t = re.sub(pat, rep, t)
+    if correct:
+        t = " ".join(_fuzzy(w) if w not in (",", "'s") else w for w in t.split())
     t = " ".join(_WORD_MAP.get(w, w) for w in t.split())
     for pat, rep in _PHRASES:
         t = re.sub(pat, rep, t)
@@ -244,6 +343,7 @@ class _P:
     def __init__(self, toks: list[str]):
         self.t = toks
         self.i = 0
+        self.immediate = False    # set by _parse_rel: the last relation said "immediately"/"directly"
 
     def peek(self, k: int = 0) -> str | None:
         j = self.i + k
@@ -288,8 +388,58 @@ def _number(p: _P) -> int | None:
     return n
 
 
-def _parse_np(p: _P, *, allow_rel: bool = True, allow_pronoun: bool = True) -> Ref | None:
-    """[det] [other|earlier...] [extreme] [adjectives] [noun] [made of M] [relation]."""
+def _relative_clause(p: _P, attrs: dict, kw: dict, leave_last: bool = False) -> bool:
+    """A relative clause of attributes after the head noun: "(that|which) (is|are) [not] [a] small
+    [and] red", "that is a cube", "which is made of metal". Relations and "the same X as" in a
+    relative clause are read by _parse_rel / _parse_same. A negated clause excludes the objects
+    that have the attributes. Returns False (nothing consumed) when there is no such clause."""
+    if p.peek() not in ("that", "which", "who") or p.peek(1) not in ("is", "are"):
+        return False
+    start = p.i
+    p.i += 2
+    neg = p.eat("not")
+    got: dict[str, set] = {}
+    singles: list[tuple[int, str, str]] = []   # (position, category, value) of one-word attributes
+    while not p.done():
+        w = p.peek()
+        if _attr_word(w):
+            c, v = _attr_word(w)
+            got.setdefault(c, set()).add(v)
+            singles.append((p.i, c, v))
+            p.i += 1
+        elif w in SHAPE_WORDS:
+            got.setdefault("shape", set()).add(SHAPE_WORDS[w][0])
+            p.i += 1
+        elif p.at("made", "of") and _attr_word(p.peek(2)) and _attr_word(p.peek(2))[0] == "material":
+            got.setdefault("material", set()).add(p.peek(2))
+            p.i += 3
+        elif w in ("a", "an", "and", "colored", "in", "color", "size", "sized") and got or w in ("a", "an"):
+            p.i += 1
+        else:
+            break
+    if leave_last and p.done() and len(singles) >= 2 and singles[-1][0] == p.i - 1:
+        # "is the sphere that is small yellow?": "yellow" is what is asked
+        pos, c, v = singles[-1]
+        got[c].discard(v)
+        if not got[c]:
+            del got[c]
+        p.i = pos
+    if not got:
+        p.i = start
+        return False
+    if neg:
+        kw["excluding"] = _with_attrs(Ref(plural=True), got)
+    else:
+        for c, v in got.items():
+            attrs.setdefault(c, set()).update(v)
+    return True
+
+
+def _parse_np(p: _P, *, allow_rel: bool = True, allow_pronoun: bool = True, greedy: bool = True,
+              leave_last: bool = False, allow_same: bool = True) -> Ref | None:
+    """[det] [other|earlier...] [extreme] [adjectives] [noun] [made of M] [relative clause] [relation].
+    ``greedy=False`` leaves "made of M" and relative clauses of attributes to the predicate (for
+    "is the big thing made of metal?")."""
     start = p.i
     if allow_pronoun:
         if p.eat("it") or p.eat("that", "one") or p.eat("this", "one") or p.eat("the", "same", "one"):
@@ -308,7 +458,15 @@ def _parse_np(p: _P, *, allow_rel: bool = True, allow_pronoun: bool = True) -> R
     attrs: dict[str, set] = {}
     kw: dict[str, Any] = {}
     det = None
-    if p.eat("all", "the") or p.eat("all", "of", "the") or p.eat("every"):
+    if (p.at("both") and (p.peek(1) in SHAPE_WORDS or p.peek(1) in GENERIC_WORDS or _attr_word(p.peek(1))
+                          or p.peek(1) == "the")):
+        p.eat("both", "the") or p.eat("both")
+        det = "the"
+        kw["plural"] = True
+        kw["definite"] = True
+    elif p.eat("all", "the") or p.eat("all", "of", "the") or p.eat("every") or \
+            (p.at("all") and (p.peek(1) in SHAPE_WORDS or p.peek(1) in GENERIC_WORDS or _attr_word(p.peek(1)))
+             and p.eat("all")):
         det = "the"
         kw["everything"] = True
         kw["plural"] = True
@@ -332,6 +490,10 @@ def _parse_np(p: _P, *, allow_rel: bool = True, allow_pronoun: bool = True) -> R
         n = _number(p) if det is None else None
         if n is not None:
             kw["quant"] = ("eq", n)
+        elif det in ("the", "those", "these") and cg.parse_number(p.peek() or "") and \
+                (p.peek(1) in SHAPE_WORDS or p.peek(1) in GENERIC_WORDS or _attr_word(p.peek(1))):
+            p.i += 1                    # "the two spheres": the spheres
+            kw["plural"] = True
         while not p.done():
             w = p.peek()
             if w in ("other", "else"):
@@ -379,21 +541,24 @@ def _parse_np(p: _P, *, allow_rel: bool = True, allow_pronoun: bool = True) -> R
             kw["extreme"] = EXTREME_WORDS[p.peek()]
             p.i += 1
             continue
-        if p.at("made", "of") and _attr_word(p.peek(2)) and _attr_word(p.peek(2))[0] == "material":
+        if greedy and p.at("made", "of") and _attr_word(p.peek(2)) and _attr_word(p.peek(2))[0] == "material":
             attrs.setdefault("material", set()).add(p.peek(2))
             p.i += 3
+            continue
+        if greedy and head and _relative_clause(p, attrs, kw, leave_last):
             continue
         if allow_rel and "rel" not in kw:
             save = p.i
             rel = _parse_rel(p)
             if rel is not None:
                 kw["rel"] = rel
+                kw["immediate"] = p.immediate
                 continue
             p.i = save
-        if "same" not in kw:
+        if allow_same and "same" not in kw:
             same = _parse_same(p)
             if same is not None:
-                kw["same"] = same
+                kw["same"] = (same[0], IT) if same[1] is _SAME_BARE else same
                 continue
         break
     return _with_attrs(Ref(**kw), attrs)
@@ -401,12 +566,15 @@ def _parse_np(p: _P, *, allow_rel: bool = True, allow_pronoun: bool = True) -> R
 
 _REL_LEAD = {"that", "which", "is", "are", "located", "sitting", "placed", "standing", "lying",
              "positioned", "directly", "immediately", "just"}
+_IMMEDIATE = {"directly", "immediately", "just"}
 
 
 def _parse_rel(p: _P) -> tuple | None:
     """"to the left of X", "left of X", "to its right", "behind X", "in front of X", "on the left"."""
     start = p.i
+    p.immediate = False
     while p.peek() in _REL_LEAD:
+        p.immediate = p.immediate or p.peek() in _IMMEDIATE
         p.i += 1
     p.eat_one({"to", "on", "at", "towards", "toward"})
     poss = None
@@ -443,10 +611,14 @@ def _parse_rel(p: _P) -> tuple | None:
     return None
 
 
+_SAME_BARE = Ref(pronoun="it", definite=True, anaphoric=True)   # "the same color" with no "as X"
+
+
 def _parse_same(p: _P) -> tuple | None:
     """"(has) the same color as X", "shares its size", "same shape as it"."""
     start = p.i
-    p.eat_one({"with", "of", "that", "which", "have", "has", "having", "are", "is"})
+    for _ in range(2):
+        p.eat_one({"with", "of", "that", "which", "have", "has", "having", "are", "is"})
     if p.eat_one({"share", "shares", "sharing"}):
         p.eat("the")
         p.eat("same")
@@ -481,7 +653,7 @@ def _parse_same(p: _P) -> tuple | None:
             if ref is None:
                 raise _NoParse(p.peek())
             return (cat, ref)
-        return (cat, IT)
+        return (cat, _SAME_BARE)
     if p.peek() in ("its", "their") and ATTR_NAMES.get(p.peek(1) or ""):  # "have its color"
         if p.t[start:p.i] and p.t[start] in ("have", "has", "having"):
             ref = IT if p.peek() == "its" else THEY
@@ -512,6 +684,22 @@ def _scan_set(p: _P, base: Ref | None = None) -> Ref:
                                              "excluding", "extreme", "everything")}
     while not p.done():
         w = p.peek()
+        if w in ("not", "non") and (_attr_word(p.peek(1)) or p.peek(1) in SHAPE_WORDS
+                                    or p.peek(1) in ("a", "an") and (_attr_word(p.peek(2)) or p.peek(2) in SHAPE_WORDS)):
+            p.i += 1
+            p.eat_one({"a", "an"})
+            neg: dict[str, set] = {}
+            while _attr_word(p.peek()) or p.peek() in SHAPE_WORDS:
+                c, v = _attr_word(p.peek()) or ("shape", SHAPE_WORDS[p.peek()][0])
+                neg.setdefault(c, set()).add(v)
+                p.i += 1
+            kw["excluding"] = _with_attrs(Ref(plural=True), neg)
+            continue
+        if w == "no" and not kw.get("quant") and (p.peek(1) in SHAPE_WORDS or p.peek(1) in GENERIC_WORDS
+                                                   or _attr_word(p.peek(1))):
+            kw["quant"] = ("eq", 0)     # "are there no cylinders?"
+            p.i += 1
+            continue
         if p.eat("of", "them") or p.eat("among", "them") or p.eat("of", "those") or \
                 p.eat("among", "those") or p.eat("of", "these") or p.eat("among", "these"):
             kw["group"] = True
@@ -562,7 +750,7 @@ def _scan_set(p: _P, base: Ref | None = None) -> Ref:
         if not kw.get("same"):
             same = _parse_same(p)
             if same is not None:
-                kw["same"] = same
+                kw["same"] = (same[0], IT) if same[1] is _SAME_BARE else same
                 continue
         if w in ("other", "else", "another", "more"):
             kw["other"] = True
@@ -603,6 +791,12 @@ def _scan_predicate(p: _P, subject: Ref) -> tuple:
     attrs: dict[str, set] = {}
     has_or = False
     rel = same = ext = None
+    imm = False
+    if p.at("different") and ATTR_NAMES.get(p.peek(1) or "") and (subject.plural or subject.pronoun == "they"):
+        cat = ATTR_NAMES[p.peek(1)]
+        p.i += 2
+        _check_rest(p)
+        return ("same_all", subject, cat, "differ")     # "are the two spheres different colors?"
     while not p.done():
         w = p.peek()
         if rel is None:
@@ -610,6 +804,7 @@ def _scan_predicate(p: _P, subject: Ref) -> tuple:
             r = _parse_rel(p)
             if r is not None and r[1] is not None:
                 rel = r
+                imm = p.immediate
                 continue
             if r is not None and r[1] is None:  # "is it on the left" -> position
                 rel = r
@@ -635,14 +830,16 @@ def _scan_predicate(p: _P, subject: Ref) -> tuple:
             raise _NoParse(w)
         p.i += 1
     if rel is not None and attrs:  # "is the thing left of the cube red?"
-        subject = replace(subject, rel=rel)
+        subject = replace(subject, rel=rel, immediate=imm)
         rel = None
     if rel is not None:
         if rel[1] is None:
             return ("verify_side", subject, rel[0])
         return ("verify_rel", subject, rel[0], rel[1])
     if same is not None:
-        return ("verify_same", subject, same[0], same[1])
+        if same[1] is _SAME_BARE and (subject.plural or subject.pronoun == "they"):
+            return ("same_all", subject, same[0])     # "are the spheres the same color?"
+        return ("verify_same", subject, same[0], IT if same[1] is _SAME_BARE else same[1])
     if ext is not None and not attrs:
         return ("verify_extreme", subject, ext)
     if not attrs:
@@ -675,7 +872,7 @@ def _parse_yesno(p: _P) -> tuple:
             return ("exist", _scan_set(p))
         p.i = 1
         # "does it have the same color as X", "does the cube share its color with ..."
-        subject = _parse_np(p, allow_rel=False)
+        subject = _parse_np(p, allow_rel=False, allow_same=False)
         if subject is None:
             raise _NoParse(p.peek())
         p.eat_one({"have", "has", "look", "appear", "seem"})
@@ -688,11 +885,19 @@ def _parse_yesno(p: _P) -> tuple:
         raise _NoParse(first)
     p.i = 1
     p.eat("not")
+    if p.eat("everything"):
+        return _scan_predicate(p, Ref(everything=True, plural=True, definite=True))
     if p.peek() in QUANTIFIED or p.peek() in ("any", "some"):
         return ("exist", _scan_set(p))
-    subject = _parse_np(p, allow_rel=False)
+    save = p.i
+    subject = _parse_np(p, allow_rel=False, leave_last=True, allow_same=False)
     if subject is None:
         raise _NoParse(p.peek())
+    if p.done() or all(w in IGNORABLE for w in p.rest()):
+        # the whole question went into the subject ("is the big thing made of metal?",
+        # "is the cube that is small red?" is read greedily): leave the attributes to the predicate
+        p.i = save
+        subject = _parse_np(p, allow_rel=False, greedy=False, allow_same=False)
     if not subject.is_reference:
         # "is a cube left of the sphere?", "are any cubes red?" -> existence
         p2 = _P(p.t)
@@ -765,7 +970,7 @@ def _parse_what(p: _P) -> tuple:
         rel = _parse_rel(p)
         if rel is not None:
             _check_rest(p)
-            return ("describe", _with_attrs(Ref(definite=not plural, plural=plural, rel=rel), base_attrs))
+            return ("describe", _with_attrs(Ref(definite=not plural, plural=plural, rel=rel, immediate=p.immediate), base_attrs))
         p.i = save
         p.eat("the")
         if p.peek() in EXTREME_WORDS:
@@ -815,7 +1020,7 @@ def _parse_what(p: _P) -> tuple:
     rel = _parse_rel(p)
     if rel is not None:
         _check_rest(p)
-        return ("describe", Ref(definite=True, rel=rel))
+        return ("describe", Ref(definite=True, rel=rel, immediate=p.immediate))
     p.i = save
     ref = _parse_np(p)
     if ref is None:
@@ -865,6 +1070,102 @@ def _parse_ellipsis(p: _P) -> tuple:
     return ("ellipsis", ref, None)
 
 
+_SET_LEAD = r"(?:are there |is there |there are |there is |do you see |can you see |does the image have |does it have |do we have |have we got )?"
+_SET_TAIL = r"(?: are there| there are| in the image| in the picture| in the scene| in total| visible)?"
+_COMPARISONS = [
+    # ("count" | "diff" | "which_more" | "size" | "which_size", op, regex); groups: the sides (and op words)
+    ("diff", None, re.compile(r"how many more (.+?) than (?:there are )?(.+?)" + _SET_TAIL + "$")),
+    ("diff", "rev", re.compile(r"how many (?:fewer|less) (.+?) than (?:there are )?(.+?)" + _SET_TAIL + "$")),
+    ("count", None, re.compile(_SET_LEAD + r"(more|fewer|less) (.+?) than (?:there are |the number of )?(.+?)" + _SET_TAIL + "$")),
+    ("count", "eq", re.compile(_SET_LEAD + r"(?:as many|the same number of|the same amount of|an equal number of|"
+                               r"equal numbers of|equally many) (.+?) (?:as|and) (?:there are )?(.+?)" + _SET_TAIL + "$")),
+    ("count", None, re.compile(r"(?:is |are )?the (?:number|count|amount) of (.+?) (greater|large|higher|more|small|"
+                               r"less|lower|fewer|equal to|the same as) (?:than )?(?:the (?:number|count|amount) of |"
+                               r"that of )?(.+?)$")),
+    ("count", "gt", re.compile(r"(?:do|does) (?:the )?(.+?) outnumber (?:the )?(.+?)$")),
+    ("which_more", None, re.compile(_SET_LEAD + r"more (.+?) or (?:more )?(.+?)" + _SET_TAIL + "$")),
+    ("which_more", None, re.compile(r"(?:which|what) (?:ones |one |kind |things )?(?:is|are|do you see|is there|are there)?"
+                                    r" ?(?:more common|more numerous|more frequent|there more of|more of|more|the most "
+                                    r"common|the majority)(?: in the image| there)? (.+?) or (.+?)$")),
+    ("size", None, re.compile(r"(?:is|are) (.+?) (large|small) than (.+?)$")),
+    ("which_size", None, re.compile(r"(?:which|what) (?:one |thing |object )?is (large|small) (.+?) or (.+?)$")),
+]
+_OPS = {"more": "gt", "greater": "gt", "large": "gt", "higher": "gt", "fewer": "lt", "less": "lt", "small": "lt",
+        "lower": "lt", "equal to": "eq", "the same as": "eq"}
+
+
+def _cmp_set(words: str) -> Ref:
+    toks = words.split()
+    if not toks or cg.parse_number(toks[0]) is not None and len(toks) == 1:
+        raise _NoParse(toks[0] if toks else None)
+    ref = _scan_set(_P(toks))
+    if not ref.attrs and not ref.rel and not ref.same and not ref.group and not any(
+            w in GENERIC_WORDS or w in QUANTIFIED for w in toks):
+        raise _NoParse(toks[0])
+    return replace(ref, plural=True)
+
+
+def _cmp_np(words: str) -> Ref:
+    p = _P(words.split())
+    ref = _parse_np(p)
+    if ref is None:
+        raise _NoParse(p.peek())
+    _check_rest(p)
+    return ref if ref.is_reference or ref.plural else replace(ref, definite=True)
+
+
+def _share_head(a: Ref, b: Ref) -> tuple[Ref, Ref]:
+    """"more red or blue cubes": a side without a shape takes the other side's."""
+    shapes_a = [v for c, v in a.attrs if c == "shape"]
+    shapes_b = [v for c, v in b.attrs if c == "shape"]
+    if not shapes_a and shapes_b:
+        a = _with_attrs(a, {**a.attr_dict(), "shape": set(shapes_b[0])})
+    elif shapes_a and not shapes_b:
+        b = _with_attrs(b, {**b.attr_dict(), "shape": set(shapes_a[0])})
+    return a, b
+
+
+def _parse_comparison(toks: list[str]) -> tuple | None:
+    """Comparisons: of counts ("are there more spheres than cubes?", "as many cubes as spheres?",
+    "is the number of red things greater than the number of blue things?", "are there more cubes
+    or spheres?") and of two objects' sizes ("is the cube bigger than the sphere?", "which is
+    smaller, the cube or the sphere?"). None when the question is not a comparison."""
+    text = " ".join(w for w in toks if w != ",")
+    if not {"than", "or", "as", "outnumber", "and", "equal"} & set(toks):
+        return None
+    for kind, op, rx in _COMPARISONS:
+        m = rx.fullmatch(text)
+        if not m:
+            continue
+        g = m.groups()
+        try:
+            if kind == "count":
+                if op is None:
+                    if g[0] in _OPS:            # "more X than Y"
+                        op, a, b = _OPS[g[0]], g[1], g[2]
+                    else:                        # "the number of X greater than Y"
+                        a, op, b = g[0], _OPS[g[1]], g[2]
+                else:
+                    a, b = g
+                if cg.parse_number(b.split()[0]) is not None and len(b.split()) <= 2:
+                    return None                  # "more cubes than 2": a quantity, not a comparison
+                ra, rb = _share_head(_cmp_set(a), _cmp_set(b))
+                return ("compare_count", op, ra, rb)
+            if kind == "which_more":
+                ra, rb = _share_head(_cmp_set(g[0]), _cmp_set(g[1]))
+                return ("which_more", ra, rb)
+            if kind == "diff":
+                ra, rb = _share_head(_cmp_set(g[0]), _cmp_set(g[1]))
+                return ("count_diff", rb, ra) if op == "rev" else ("count_diff", ra, rb)
+            if kind == "size":
+                return ("compare_size", _OPS[g[1]], _cmp_np(g[0]), _cmp_np(g[2]))
+            if kind == "which_size":
+                return ("which_size", g[0], _cmp_np(g[1]), _cmp_np(g[2]))
+        except _NoParse:
+            continue
+    return None
+
+
 def _parse_tokens(toks: list[str]) -> tuple:
     if not toks:
         raise _NoParse(None)
@@ -878,11 +1179,15 @@ def _parse_tokens(toks: list[str]) -> tuple:
         return _bind_it(inner, replace(np, definite=True))
     if p.eat("if", "present", ",") or p.eat("if", "present"):
         return _parse_tokens(p.rest())
+    comparison = _parse_comparison(toks)
+    if comparison is not None:
+        return comparison
     if p.eat_one({"whether", "if"}):  # "tell me whether it is red" (prefix already removed)
         return _parse_tokens(p.rest())
     if p.eat("there", "is") or p.eat("there", "are"):
         return ("exist", _scan_set(p))
-    if p.eat("how", "many") or p.eat("how", "much"):
+    if p.eat("how", "many") or p.eat("how", "much") or p.eat("count") or p.eat("what", "is", "the", "number", "of") or \
+            p.eat("the", "number", "of") or p.eat("number", "of") or p.eat("what", "is", "the", "count", "of"):
         ref = _scan_set(p)
         return ("count", ref)
     p.i = 0
@@ -891,6 +1196,11 @@ def _parse_tokens(toks: list[str]) -> tuple:
             return ("seek", "size", IT)
         return _parse_seek_tail(p, "size")
     p.i = 0
+    if p.at("and") and not p.at("and", "what", "about") and not p.at("and", "how", "about") and len(toks) > 1:
+        try:   # "and how many red things?" is a whole question; "and the material?" an ellipsis
+            return _parse_tokens(toks[1:])
+        except _NoParse:
+            pass
     if p.eat("what", "about") or p.eat("how", "about") or p.eat("and", "what", "about") or \
             p.eat("and", "how", "about") or p.eat("what", "of") or p.eat("and"):
         return _parse_ellipsis(_P(p.rest()))
@@ -918,9 +1228,25 @@ def _parse_tokens(toks: list[str]) -> tuple:
         return ("exist", _scan_set(p))
     if p.peek() == "how":
         raise _NoParse(p.peek(1))
+    if len(toks) > 2 and toks[-2:] in (["are", "there"], ["is", "there"]):   # "brown things are there?"
+        return ("exist", _scan_set(_P(toks[:-2])))
     # declarative word order: "the cube is red?", "it is left of the sphere?"
     subject = _parse_np(p, allow_rel=False)
     if subject is not None and subject.is_reference and p.eat_one(COPULAS):
+        # "the metal cylinder is what color?", "the cube is made of what?"
+        if p.at("what") and ATTR_NAMES.get(p.peek(1) or ""):
+            cat = ATTR_NAMES[p.peek(1)]
+            p.i += 2
+            _check_rest(p)
+            return ("seek", cat, subject)
+        if p.eat("made", "of", "what") or p.eat("made", "from", "what"):
+            _check_rest(p)
+            return ("seek", "material", subject)
+        if p.at("what", "kind", "of") and ATTR_NAMES.get(p.peek(3) or ""):
+            cat = ATTR_NAMES[p.peek(3)]
+            p.i += 4
+            _check_rest(p)
+            return ("seek", cat, subject)
         return _scan_predicate(p, subject)
     p.i = 0
     # bare phrase: "the leftmost object?", "color?", "red?", "to its left?"
@@ -943,7 +1269,19 @@ def parse_question(text: str) -> tuple:
     ``("fail", "outside" | "cant_parse", word)``; frames are hashable tuples."""
     if not isinstance(text, str) or not text.strip():
         return ("fail", "cant_parse", None)
-    toks = tokenize(text)
+    if _SOCIAL.match(text.strip().lower()):
+        return ("fail", "social", None)
+    frame = _parse_text(tokenize(text))
+    if frame[:2] == ("fail", "cant_parse"):
+        # a "correction" may have made an unknown word into a known one that does not fit
+        # ("is there a hat?" -> "... a what"): without corrections, is it about something else?
+        plain = _parse_text(tokenize(text, correct=False))
+        if plain[:2] == ("fail", "outside"):
+            return plain
+    return frame
+
+
+def _parse_text(toks: list[str]) -> tuple:
     outside = [w for w in toks if w in OUTSIDE_WORDS]
     try:
         frame = _parse_tokens(toks)
@@ -976,6 +1314,7 @@ class Answer:
     mentions: tuple = ()
     category: str | None = None
     frame: tuple | None = field(default=None, compare=False)
+    group: tuple | None = None   # (ids, words): the set a plural question was about ("they" next)
 
     @property
     def factual(self) -> bool:
@@ -988,6 +1327,7 @@ class Discourse:
 
     mentions: tuple = ()
     frame: tuple | None = None
+    groups: tuple = ()     # (ids, words) of each plural set talked about, oldest first
 
     @classmethod
     def start(cls, scene: dict | None, caption: str | None) -> "Discourse":
@@ -997,14 +1337,25 @@ class Discourse:
         if spec is None:
             return cls()
         grounded = cg.ground_caption(spec, scene)
-        return cls(mentions=tuple(tuple(m) for m in grounded["mentions"] if m))
+        mentions = tuple(tuple(m) for m in grounded["mentions"] if m)
+        return cls(mentions=mentions, groups=tuple((m, "things") for m in mentions if len(m) >= 2))
 
     def after(self, frame: tuple, answer: Answer) -> "Discourse":
         if frame[0] == "fail":
             new_frame = self.frame
         else:
             new_frame = answer.frame if answer.frame is not None else frame
-        return Discourse(mentions=self.mentions + tuple(answer.mentions), frame=new_frame)
+        groups = self.groups + ((answer.group,) if answer.group is not None else ())
+        return Discourse(mentions=self.mentions + tuple(answer.mentions), frame=new_frame, groups=groups)
+
+    def plural(self) -> tuple | None:
+        """What "they" / "them" / "those" refer to: the last plural set asked about (any size, even
+        none or one: "how many yellow things?" "one" "are they metal?"), else the last group of
+        two or more objects mentioned."""
+        if self.groups:
+            return self.groups[-1]
+        g = self.group()
+        return (g, "things") if g is not None else None
 
     def focus(self) -> int | None:
         for m in reversed(self.mentions):
@@ -1058,10 +1409,7 @@ def _eval_set(ref: Ref, scene: dict, disc: Discourse) -> list[int]:
     """The objects a set description denotes (for count / exist / plural references)."""
     objs = scene["objects"]
     if ref.group:
-        base = disc.group()
-        if base is None:
-            raise _Refuse("no_antecedent", "I can't tell which ones you mean.")
-        ids = sorted(base)
+        ids = sorted(_they(disc))
     else:
         ids = list(range(len(objs)))
     attrs = ref.attr_dict()
@@ -1093,13 +1441,22 @@ def _eval_set(ref: Ref, scene: dict, disc: Discourse) -> list[int]:
     return ids
 
 
+def _they(disc: Discourse) -> tuple:
+    """The objects "they" refers to; a refusal when the dialog has no plural antecedent or its
+    set was empty ("how many yellow things?" "0" "what shape are they?")."""
+    g = disc.plural()
+    if g is None:
+        raise _Refuse("no_antecedent", "I can't tell which ones you mean.")
+    ids, words = g
+    if not ids:
+        raise _Refuse("missing", f"There aren't any {words}.")
+    return tuple(ids)
+
+
 def _resolve_many(ref: Ref, scene: dict, disc: Discourse) -> list[int]:
     """A reference that may be plural ("them", "the cubes") or singular, as a list of ids."""
     if ref.pronoun == "they":
-        g = disc.group()
-        if g is None:
-            raise _Refuse("no_antecedent", "I can't tell which ones you mean.")
-        return list(g)
+        return list(_they(disc))
     if ref.plural and not ref.pronoun:
         ids = _eval_set(_as_set(ref), scene, disc)
         if not ids:
@@ -1126,13 +1483,17 @@ def _resolve_one(ref: Ref, scene: dict, disc: Discourse) -> int:
     if ref.pronoun == "it":
         f = disc.focus()
         if f is None:
+            g = disc.plural()
+            if g is not None and len(g[0]) > 1:   # "how many spheres?" "2" "what color is it?"
+                raise _Refuse("ambiguous", f"There are {cg.number_word(len(g[0]))} of them; which one do you mean?",
+                              len(g[0]))
             raise _Refuse("no_antecedent", "I can't tell what you are referring to.")
         return f
     if ref.pronoun == "they":
-        g = disc.group()
-        if g is None:
-            raise _Refuse("no_antecedent", "I can't tell which ones you mean.")
-        raise _Refuse("ambiguous", f"I can't tell which one you mean; there are {len(g)}.", len(g))
+        g = _they(disc)
+        if len(g) == 1:
+            return g[0]
+        raise _Refuse("ambiguous", f"There are {cg.number_word(len(g))} of them; which one do you mean?", len(g))
     base = replace(ref, extreme=None, rel=None, other=False)
     ids = _eval_set(_as_set(base), scene, disc)
     if ref.rel is not None:
@@ -1142,11 +1503,18 @@ def _resolve_one(ref: Ref, scene: dict, disc: Discourse) -> int:
         else:
             anchor = _resolve_one(sub, scene, disc)
             cands = [i for i in cg.related(scene, anchor, d) if i in set(ids)]
+            if ref.other:
+                cands = [i for i in cands if i not in disc.mentioned()] or cands
             nearest = cg.nearest(scene, anchor, cands)
             if nearest is None:
                 side = REL_PHRASE[d]
                 raise _Refuse("missing", f"There is nothing {side} it." if base.attrs == ()
                               else f"I don't see any {_np_words(base, plural=True)} {side} it.", "nothing")
+            if len(cands) > 1 and not ref.immediate and ref.extreme is None:
+                anchor_words = "it" if sub.pronoun == "it" else f"the {_np_words(sub)}"
+                raise _Refuse("ambiguous", f"There are {cg.number_word(len(cands))} "
+                              f"{_np_words(base, plural=True)} {REL_PHRASE[d]} {anchor_words}; which one do you mean?",
+                              len(cands))
             ids = [nearest]
     if ref.other:
         mentioned = disc.mentioned()
@@ -1160,7 +1528,8 @@ def _resolve_one(ref: Ref, scene: dict, disc: Discourse) -> int:
     ranked = sorted(ids, key=disc.recency, reverse=True)
     if disc.recency(ranked[0]) >= (0, 0) and disc.recency(ranked[0]) > disc.recency(ranked[1]):
         return ranked[0]
-    raise _Refuse("ambiguous", f"I can't tell which {_np_words(ref)} you mean; I see {len(ids)}.", len(ids))
+    raise _Refuse("ambiguous", f"There are {cg.number_word(len(ids))} {_np_words(replace(ref, extreme=None), plural=True)}; "
+                  "which one do you mean?", len(ids))
 
 
 def _join(words: list[str]) -> str:
@@ -1274,6 +1643,8 @@ def execute(frame: tuple, scene: dict, disc: Discourse) -> Answer:
     if frame[0] == "fail":
         if frame[1] == "outside":
             return Answer(OUTSIDE, "refuse", "outside", ("refuse", "outside"))
+        if frame[1] == "social":
+            return Answer(SOCIAL, "refuse", "social", ("refuse", "social"))
         return Answer(CANT_TELL, "refuse", "cant_parse", ("refuse", "cant_parse"))
     if not scene or not isinstance(scene.get("objects"), list):
         return Answer(CANT_TELL, "refuse", "no_scene", ("refuse", "no_scene"))
@@ -1297,7 +1668,8 @@ def _execute(frame: tuple, scene: dict, disc: Discourse) -> Answer:
             ref = replace(disc.frame[1], quant=None)  # "is there a cube?" "yes" "how many are there?"
         ids = _eval_set(ref, scene, disc)
         mentions = ((tuple(ids),) if ids else ()) + _anchor_mention(ref, scene, disc)
-        return Answer(str(len(ids)), "count", len(ids), ("count", len(ids)), mentions)
+        return Answer(str(len(ids)), "count", len(ids), ("count", len(ids)), mentions,
+                      group=(tuple(ids), _np_words(ref, plural=True)))
     if kind == "exist":
         ref = frame[1]
         ids = _eval_set(ref, scene, disc)
@@ -1305,7 +1677,8 @@ def _execute(frame: tuple, scene: dict, disc: Discourse) -> Answer:
         extra = ""
         if ref.quant is not None and not ok and ids:
             extra = f", there {'is' if len(ids) == 1 else 'are'} {len(ids)}"
-        return _yes(ok, ((tuple(ids),) if ids else ()) + _anchor_mention(ref, scene, disc), extra)
+        answer = _yes(ok, ((tuple(ids),) if ids else ()) + _anchor_mention(ref, scene, disc), extra)
+        return replace(answer, group=(tuple(ids), _np_words(ref, plural=True)))
     if kind == "seek":
         cat, ref = frame[1], frame[2]
         ids = _resolve_many(ref, scene, disc)
@@ -1314,7 +1687,8 @@ def _execute(frame: tuple, scene: dict, disc: Discourse) -> Answer:
             return Answer(v, "attr", v, ("attr", cat, v), ((ids[0],),), category=cat)
         values = tuple(v for v in VALUES[cat] if any(objs[i][cat] == v for i in ids))
         text = f"they are all {values[0]}" if len(values) == 1 else _join(list(values))
-        return Answer(text, "values", values, ("values", cat, values), (tuple(ids),), category=cat)
+        return Answer(text, "values", values, ("values", cat, values), (tuple(ids),), category=cat,
+                      group=(tuple(ids), "things"))
     if kind == "values":
         cat, ref = frame[1], frame[2]
         ids = _eval_set(ref, scene, disc)
@@ -1323,7 +1697,7 @@ def _execute(frame: tuple, scene: dict, disc: Discourse) -> Answer:
         values = tuple(v for v in VALUES[cat] if any(objs[i][cat] == v for i in ids))
         text = f"only {values[0]}" if len(values) == 1 else _join(list(values))
         return Answer(text, "values", values, ("values", cat, values), (tuple(ids),) if ref.attrs else (),
-                      category=cat)
+                      category=cat, group=(tuple(ids), _np_words(ref, plural=True)) if ref.attrs else None)
     if kind in ("verify", "choice", "verify_rel", "verify_same", "verify_extreme", "verify_side"):
         subject = frame[1]
         ids = _resolve_many(subject, scene, disc)
@@ -1359,7 +1733,70 @@ def _execute(frame: tuple, scene: dict, disc: Discourse) -> Answer:
         else:
             e = cg.extreme(scene, frame[2])
             truth = [i == e for i in ids]
-        return _truth_answer(truth, (tuple(ids),))
+        answer = _truth_answer(truth, (tuple(ids),))
+        if len(ids) > 1:
+            answer = replace(answer, group=(tuple(ids), "things"))
+        return answer
+    if kind == "same_all":
+        subject, cat = frame[1], frame[2]
+        ids = _resolve_many(subject, scene, disc)
+        values = [v for v in VALUES[cat] if any(objs[i][cat] == v for i in ids)]
+        if len(frame) > 3 and len(ids) > 1:     # "are they different colors?"
+            ok = len(values) > 1
+            text = f"yes, they are {_join(values)}" if ok else f"no, they are all {values[0]}"
+            return Answer(text, "yesno", ok, ("yesno", ok), (tuple(ids),), group=(tuple(ids), "things"))
+        ok = len(values) == 1
+        text = (f"yes, they are all {values[0]}" if ok else f"no, they are {_join(values)}") if len(ids) > 1 \
+            else f"there is only one, it is {values[0]}"
+        return Answer(text, "yesno", ok, ("yesno", ok), (tuple(ids),), group=(tuple(ids), "things"))
+    if kind == "count_diff":
+        a, b = (_eval_set(r, scene, disc) for r in frame[1:3])
+        n = len(a) - len(b)
+        if n >= 0:
+            return Answer(str(n), "count", n, ("count", n), tuple(tuple(x) for x in (a, b) if x),
+                          group=(tuple(a), _np_words(frame[1], plural=True)))
+        counts = f"{len(a)} {_np_words(frame[1], plural=len(a) != 1)} and {len(b)} {_np_words(frame[2], plural=len(b) != 1)}"
+        return Answer(f"none, {counts}", "count", 0, ("count", 0), tuple(tuple(x) for x in (a, b) if x),
+                      group=(tuple(a), _np_words(frame[1], plural=True)))
+    if kind in ("compare_count", "which_more"):
+        refs = frame[2:4] if kind == "compare_count" else frame[1:3]
+        a, b = (_eval_set(r, scene, disc) for r in refs)
+        words = [_np_words(r, plural=True) for r in refs]
+        counts = f"{len(a)} {_np_words(refs[0], plural=len(a) != 1)} and {len(b)} {_np_words(refs[1], plural=len(b) != 1)}"
+        mentions = tuple(tuple(x) for x in (a, b) if x)
+        if kind == "compare_count":
+            op = frame[1]
+            ok = {"gt": len(a) > len(b), "lt": len(a) < len(b), "eq": len(a) == len(b)}[op]
+            return Answer(f"{'yes' if ok else 'no'}, {counts}", "yesno", ok, ("yesno", ok), mentions,
+                          group=(tuple(a), words[0]))
+        if len(a) == len(b):
+            return Answer(f"the same number, {len(a)} of each", "compare", "same", ("compare", "same"), mentions)
+        win, ids = (0, a) if len(a) > len(b) else (1, b)
+        return Answer(f"{words[win]}, {counts}", "compare", words[win], ("compare", win), mentions,
+                      group=(tuple(ids), words[win]))
+    if kind in ("compare_size", "which_size"):
+        if kind == "compare_size":
+            op, ra, rb = frame[1:]
+        else:
+            op, ra, rb = ("gt" if frame[1] == "large" else "lt"), frame[2], frame[3]
+        i, j = _resolve_one(ra, scene, disc), _resolve_one(rb, scene, disc)
+        if i == j:
+            raise _Refuse("same_object", "That is the same object.")
+        si, sj = objs[i]["size"], objs[j]["size"]
+        mentions = ((j,), (i,))
+        if si == sj:
+            text = f"{'no, ' if kind == 'compare_size' else ''}they are the same size, both {si}"
+            return Answer(text, "yesno" if kind == "compare_size" else "compare", False if kind == "compare_size"
+                          else "same", ("yesno", False) if kind == "compare_size" else ("compare", "same"), mentions)
+        bigger = i if si == "large" else j
+        winner = bigger if op == "gt" else (j if bigger == i else i)
+        if kind == "compare_size":
+            ok = winner == i
+            text = ("yes" if ok else "no") + f", it is {si}"
+            return Answer(text, "yesno", ok, ("yesno", ok), mentions)
+        text = cg.describe(objs[winner])
+        return Answer(text, "describe", (winner,), ("describe", (tuple(cg.attrs_of(objs[winner]).items()),)),
+                      ((winner,),))
     if kind == "describe":
         ref = frame[1]
         if ref.plural and not ref.pronoun:
@@ -1367,7 +1804,8 @@ def _execute(frame: tuple, scene: dict, disc: Discourse) -> Answer:
             if not ids:
                 return Answer("nothing", "nothing", None, ("nothing",))
             key = ("describe", tuple(sorted(tuple(cg.attrs_of(objs[i]).items()) for i in ids)))
-            return Answer(_describe_many(scene, ids), "describe", tuple(ids), key, (tuple(ids),))
+            return Answer(_describe_many(scene, ids), "describe", tuple(ids), key, (tuple(ids),),
+                          group=(tuple(ids), _np_words(ref, plural=True)))
         if ref.pronoun == "they":
             ids = _resolve_many(ref, scene, disc)
             key = ("describe", tuple(sorted(tuple(cg.attrs_of(objs[i]).items()) for i in ids)))
@@ -1378,6 +1816,12 @@ def _execute(frame: tuple, scene: dict, disc: Discourse) -> Answer:
         except _Refuse as r:
             if r.extra == "nothing":
                 return Answer("nothing", "nothing", None, ("nothing",))
+            if r.reason == "ambiguous" and ref.rel is not None and ref.rel[1] is not None and not ref.extreme:
+                # "what is right of the cyan cube?" with four there: name them all
+                ids = _eval_set(_as_set(replace(ref, definite=False)), scene, disc)
+                key = ("describe", tuple(sorted(tuple(cg.attrs_of(objs[k]).items()) for k in ids)))
+                return Answer(_describe_many(scene, ids), "describe", tuple(ids), key, (tuple(ids),),
+                              group=(tuple(ids), "things"))
             raise
         key = ("describe", (tuple(cg.attrs_of(objs[i]).items()),))
         return Answer(cg.describe(objs[i]), "describe", (i,), key, ((i,),))

@@ -9,7 +9,7 @@ Visual Dialog (``seeds/004_*``): retrieval metrics over the rank of the human an
 relevance scores (DCG@K with K = the number of relevant options, as in the VisDial evaluation code).
 
 Public API: ``mean_rank``, ``mrr``, ``bootstrap_ci``, ``summarize_ranks``, ``compare_versions``,
-``coarse_rank_curve``, ``retrieval_metrics``, ``ndcg``.
+``coarse_rank_curve``, ``retrieval_metrics``, ``scores_to_ranks``, ``ranks_from_scores``, ``ndcg``, ``ndcg_from_ranks``.
 """
 from __future__ import annotations
 
@@ -99,24 +99,43 @@ def retrieval_metrics(gt_ranks) -> dict:
             "r@10": float((r <= 10).mean()), "mean_rank": float(r.mean()), "mrr": float((1 / r).mean())}
 
 
+def scores_to_ranks(scores) -> np.ndarray:
+    """1-based rank of every option from a model's scores, as VisDial's evaluation code
+    (``scores_to_ranks`` in ``visdialch/metrics.py``) computes it: options are sorted by descending
+    score and each option's rank is its position in that order. Ties are broken by sort position,
+    and the sort is stable, so of two equal scores the option with the lower index ranks first.
+    ``scores``: shape (..., n_options); returns ints of the same shape."""
+    s = np.asarray(scores, dtype=float)
+    order = np.argsort(-s, axis=-1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, s.shape[-1] + 1), axis=-1)
+    return ranks
+
+
 def ranks_from_scores(scores, gt_index: int) -> int:
-    """1-based rank of option ``gt_index`` when options are sorted by descending score
-    (ties count against the ground truth, as in the VisDial evaluation)."""
-    s = np.asarray(scores, dtype=float)
-    return int((s > s[gt_index]).sum() + (s[np.arange(s.size) != gt_index] == s[gt_index]).sum() + 1)
+    """1-based rank of option ``gt_index`` by :func:`scores_to_ranks` (the VisDial evaluation's
+    sort position: a tie with an option of lower index ranks the ground truth after it, a tie
+    with a higher index before it)."""
+    return int(scores_to_ranks(scores)[..., gt_index])
 
 
-def ndcg(scores, relevance) -> float:
-    """VisDial v1.0 NDCG for one question: ``scores`` are a model's scores of the options,
-    ``relevance`` the dense relevance of each option (0..1). K = number of options with relevance
-    > 0; DCG@K of the model's ranking over the ideal DCG@K."""
-    s = np.asarray(scores, dtype=float)
+def ndcg_from_ranks(ranks, relevance) -> float:
+    """VisDial v1.0 NDCG for one question from the options' 1-based ``ranks`` (a submission's
+    ``ranks``, or :func:`scores_to_ranks`) and their dense ``relevance`` (0..1): K = the number of
+    options with non-zero relevance; DCG@K of the options in rank order over the ideal DCG@K
+    (``NDCG`` in ``visdialch/metrics.py``)."""
     rel = np.asarray(relevance, dtype=float)
-    k = int((rel > 0).sum())
+    k = int((rel != 0).sum())
     if k == 0:
         return math.nan
-    order = np.argsort(-s, kind="stable")[:k]
+    order = np.argsort(np.asarray(ranks), kind="stable")[:k]
     discounts = 1.0 / np.log2(np.arange(2, k + 2))
     dcg = float((rel[order] * discounts).sum())
     ideal = float((np.sort(rel)[::-1][:k] * discounts).sum())
     return dcg / ideal
+
+
+def ndcg(scores, relevance) -> float:
+    """VisDial v1.0 NDCG for one question from a model's ``scores`` of the options (ranked by
+    :func:`scores_to_ranks`) and their dense ``relevance``; see :func:`ndcg_from_ranks`."""
+    return ndcg_from_ranks(scores_to_ranks(scores), relevance)

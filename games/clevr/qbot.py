@@ -62,7 +62,8 @@ def interpret(text: str) -> dict:
     elif re.search(r"can ?not tell|outside what|do not know|not sure|no idea|cannot see|can not see|"
                    r"unsure|hard to (say|tell)", t):
         out["refusal"] = "unknown"
-    elif re.search(r"do not see|there is no |there are no |no such|does not exist|do not have any", t):
+    elif re.search(r"do not see|there is no |there are no |there are not any|there is not any|no such|"
+                   r"does not exist|do not have any", t):
         out["refusal"] = "missing"
     for w in norm:
         if out["polarity"] is None and w in _YES:
@@ -198,7 +199,7 @@ def candidate_questions(dialog: list, caption: str | None = None) -> list[tuple[
         else:
             out.append((f"How many things are {phrase}?", "count-obj-rel-imm"))
         for cat in ("color", "shape"):
-            out.append((f"What {cat} is the thing {phrase}?", "seek-attr-rel-imm"))
+            out.append((f"What {cat} is the thing immediately {phrase}?", "seek-attr-rel-imm"))
     spec = cg.parse_caption(caption) if caption else None
     if spec is not None:
         nps = []

@@ -177,10 +177,13 @@ def _real_image_path(match: Match, image_id: str, scene: dict) -> Path | None:
     return path
 
 
-def _lookup(match_id, token: str, image_id: str, size: str):
-    """Authorise and find the image: (scene, real file or None), or NotFound (runs in a worker thread)."""
+def _lookup(match_id, token: str, image_id: str, size: str, session=None):
+    """Authorise and find the image: (scene, real file or None), or NotFound (runs in a worker thread).
+    A seat's images go only to the browser its participant is bound to (crowd/identity.py)."""
+    from crowd.identity import seat_allowed
+
     seat = selectors.seat_by_token(token)
-    if seat is None or str(seat.match_id) != str(match_id):
+    if seat is None or str(seat.match_id) != str(match_id) or not seat_allowed(session, seat, claim=False):
         raise NotFound(NO_SEAT)
     match = seat.match
     spec = get_game(match.game_id)
@@ -222,7 +225,8 @@ async def scene_image(request, match_id, image_id: str):
     try:
         if size not in SIZES:
             raise NotFound(f"Unknown size; use one of {', '.join(SIZES)}.")
-        scene, path = await database_sync_to_async(_lookup, thread_sensitive=False)(match_id, token, image_id, size)
+        scene, path = await database_sync_to_async(_lookup, thread_sensitive=False)(
+            match_id, token, image_id, size, getattr(request, "session", None))
         loop = asyncio.get_running_loop()
         if path is not None:
             data, etag, ctype = await loop.run_in_executor(_executor, _file_bytes, path)

@@ -27,11 +27,12 @@ PIECE_CODES = {"x": "bad_position", "y": "bad_position", "depth": "bad_depth", "
 class Chat(ActionModel):
     """A message. The Teller's message hands the turn to the Drawer (not while the peek is
     open); the Drawer's ends the round. A match's config may set a shorter limit than the one
-    shown here."""
+    shown here. The rules refuse an empty message (``empty_message``) except in a replay of a
+    recorded dialog (config ``replay_dialog``) whose round had none, as the released data has."""
 
     ROLES = (rules.TELLER, rules.DRAWER)
     type: Literal["chat"]
-    text: Text(rules.MAX_MESSAGE_LEN)
+    text: Text(rules.MAX_MESSAGE_LEN, required=False)
 
 
 class Peek(ActionModel):

@@ -37,7 +37,11 @@ the chat so far, and returns one action in the browser's format (or None when it
 * :class:`ScriptTeller` (``codraw_script_teller``): replays the Teller side of a recorded dialog
   (the ``msg_t`` of every round of the match content's ``dialog``, which the rules put in the
   Teller's view as ``script`` when the match config has ``"script_teller": true``), then ends:
-  script-based Drawer evaluation.
+  script-based Drawer evaluation. With ``"replay_dialog": true`` it sends every round's message
+  as recorded (empty ones too) and peeks where the recording did.
+* :class:`ScriptDrawer` (``codraw_script_drawer``): with ``"replay_dialog": true``, redraws each
+  round's recorded canvas and sends the recorded reply, so that the two script agents replay a
+  whole recorded dialog through the platform (``simulate codraw --content-file``).
 
 :func:`play` runs one match between two agents in-process (pure: rules only, no database), and
 :func:`summarize` formats ``simulate`` results (mean scene similarity with a 95% bootstrap
@@ -201,8 +205,12 @@ def describe_piece(piece: Piece, described: list[Piece], drawn: dict[int, Piece]
     bx = axis_choice(piece.x, "left", "right", lang.W, 0)
     by = axis_choice(piece.y, "top", "bottom", lang.H, 1)
     text = lang.describe(piece, x_edge=bx[1], x_in=bx[2], y_edge=by[1], y_in=by[2])
-    x, y = lang.clamp(piece.idx, piece.depth,
-                      lang.place_from_inches(bx[1], bx[2]), lang.place_from_inches(by[1], by[2]))
+    drawn_after, _, _ = lang.interpret(text, drawn)
+    if piece.idx in drawn_after:                 # where the Drawer will put it (held on the canvas)
+        x, y = drawn_after[piece.idx].x, drawn_after[piece.idx].y
+    else:
+        x, y = lang.clamp(piece.idx, piece.depth, lang.place_from_inches(bx[1], bx[2]),
+                          lang.place_from_inches(by[1], by[2]), subtype=piece.subtype)
     best = Description(text, piece.moved(x=x, y=y), bx[0][0] + by[0][0])
     best_error = math.dist((x, y), (piece.x, piece.y))
 
@@ -233,11 +241,21 @@ class ScriptTeller:
     def act(self, view: dict) -> dict | None:
         if not my_turn(view, TELLER):
             return None
+        peek = view.get("peek") or {}
+        if "replay" in view:                   # config replay_dialog: every round as recorded
+            if peek.get("open"):
+                return {"type": "close_peek"}
+            sent = len(teller_messages(view))
+            if sent >= len(view["replay"]):
+                return {"type": "end"}
+            recorded = view["replay"][sent]
+            if recorded["peeked"] and peek.get("available"):
+                return {"type": "peek"}
+            return {"type": "chat", "text": recorded["msg_t"]}
         if "script" not in view:
             raise ValueError("codraw_script_teller needs a script: create the match with config "
                              "{\"script_teller\": true} and content that carries a recorded dialog "
                              "(e.g. scenes imported from CoDraw_1_0.json).")
-        peek = view.get("peek") or {}
         if peek.get("open"):
             return {"type": "close_peek"}
         limit = int(view.get("max_message_len", rules.MAX_MESSAGE_LEN))
@@ -246,6 +264,28 @@ class ScriptTeller:
         if sent < len(script):
             return {"type": "chat", "text": script[sent]}
         return {"type": "end"}
+
+
+class ScriptDrawer:
+    """Replays the recorded Drawer of a replayed dialog (config ``replay_dialog``): each round it
+    moves its canvas, one action per call, to the recorded ``abs_d``, then sends the recorded
+    reply as it is."""
+
+    def act(self, view: dict) -> dict | None:
+        if not my_turn(view, DRAWER):
+            return None
+        if "replay" not in view:
+            raise ValueError("codraw_script_drawer replays a recorded dialog: create the match with "
+                             "config {\"replay_dialog\": true} and content that carries one "
+                             "(scenes imported from CoDraw_1_0.json).")
+        round_ = int(view.get("round", 0))
+        if round_ >= len(view["replay"]):
+            return {"type": "chat", "text": "ok"}
+        recorded = view["replay"][round_]
+        steps = rules.canvas_actions(_pieces(view.get("canvas", [])), parse_scene(recorded["abs_d"] or ""))
+        if steps:
+            return steps[0]
+        return {"type": "chat", "text": recorded["msg_d"]}
 
 
 def script_messages(script: list[str], limit: int = rules.MAX_MESSAGE_LEN) -> list[str]:
@@ -470,7 +510,7 @@ class NearestNeighbourDrawer(DialogDrawer):
         if entry is None:
             return canvas, focus, []
         piece = entry.piece
-        x, y = lang.clamp(piece.idx, piece.depth, piece.x, piece.y)
+        x, y = lang.clamp(piece.idx, piece.depth, piece.x, piece.y, subtype=piece.subtype, cut_off=True)
         piece = piece.moved(x=x, y=y)
         old = canvas.get(piece.idx)
         if old == piece:
@@ -583,5 +623,10 @@ AGENTS: list[AgentSpec] = [
               "to the message by edit distance (RapidFuzz)."),
     AgentSpec("codraw_script_teller", GAME_ID, TELLER, ScriptTeller,
               "Replays the recorded Teller messages of the content's dialog (config "
-              "script_teller: true), then ends: script-based Drawer evaluation."),
+              "script_teller: true), then ends: script-based Drawer evaluation. With config "
+              "replay_dialog: true, every round as recorded (empty messages and peeks too)."),
+    AgentSpec("codraw_script_drawer", GAME_ID, DRAWER, ScriptDrawer,
+              "Replays the recorded Drawer of the content's dialog (config replay_dialog: true): "
+              "each round's recorded canvas and reply; with codraw_script_teller it replays a "
+              "whole CoDraw_1_0.json dialog through the platform."),
 ]

@@ -6,7 +6,11 @@ A content item (a plain JSON dict, stored with its match)::
      "abs_t": target scene string (see scenes.py),
      "palette": [idx, ...]           clip arts the Drawer may use, in the palette's display order,
      "image_id": int | None, "key": str | None     (the CoDraw file's ids when imported),
-     "dialog": [round, ...]          (imported only: the recorded rounds, for script Tellers),
+     "dialog": [round, ...]          (imported only: the recorded rounds, for script Tellers
+                                      and replays),
+     "socketId": str, "stat": {...}  (imported only: the dialog's socket id and its ``stat`` entry),
+     "layout": canvas string         the Drawer's palette as the original interface laid it out
+                                     (see :func:`make_layout`), every piece unplaced,
      "provenance": {"source": "generated", "generator", "seed"}
                  | {"source": "import", "file", "key"}}
 
@@ -20,6 +24,14 @@ other groups give way so the total stays 18 (it exceeds 18 only if the target al
 Config keys read by :func:`generate`: ``scenes`` (a list of imported content items or scene
 strings to draw the target from; default: generate one), ``full_palette`` (bool),
 ``min_pieces``/``max_pieces`` (generator bounds, 6..17).
+
+The layout. The original interface (``Abs.js``) writes every canvas string over 28 palette slots:
+3 sky, 4 large objects, 5 Mike and 5 Jenny (each a fixed pose and expression), 2 animals, 3
+clothing, 2 food, 4 toys, in group order, shuffled within a group with the sun moved to the first
+slot, each slot with a random flip even while unplaced. :func:`make_layout` lays out a palette the
+same way (a target's Mike and Jenny get a slot with their own look); an imported item's layout is
+its recorded Drawer's first canvas string, kept exactly. The rules write every canvas string over
+the layout (rules.canvas_scene).
 """
 from __future__ import annotations
 
@@ -28,11 +40,12 @@ from pathlib import Path
 
 from games.codraw import clipart as ca
 from games.codraw.scenes import (GENERATOR_ID, MAX_PIECES, MIN_PIECES, Piece, Scene, SceneFormatError,
-                                 format_scene, generate_scene, parse_scene, read_codraw_json)
+                                 format_scene, generate_scene, parse_scene, read_codraw_document)
 
 CONTENT_KIND = "codraw_scene"
-CONTENT_VERSION = 1
+CONTENT_VERSION = 2              # 2: items carry a "layout" (version 1 items get one derived)
 PALETTE_OTHERS = 18
+HUMAN_SLOTS = 5                  # Mike and Jenny slots of the original palette (typeCt 5, 5)
 
 
 def make_palette(needed: set[int] | frozenset[int], rng: random.Random, *, full: bool = False) -> list[int]:
@@ -64,15 +77,60 @@ def make_palette(needed: set[int] | frozenset[int], rng: random.Random, *, full:
     return sorted(chosen)
 
 
+def make_layout(palette: list[int], target: Scene, rng: random.Random) -> str:
+    """The palette laid out in slots as ``Abs.js`` does (see the module docstring): group order,
+    shuffled within a group, the sun first, Mike and Jenny five slots each with distinct looks (the
+    target's own look among them), every slot unplaced with a random flip."""
+    looks = {piece.idx: piece.subtype for piece in target.placed if piece.is_human}
+    slots: list[Piece] = []
+    for type_idx in range(len(ca.GROUP_PREFIXES)):
+        members = [idx for idx in palette if ca.type_of(idx) == type_idx]
+        if type_idx in (2, 3):
+            if not members:
+                continue
+            idx = members[0]
+            subtypes = [looks[idx]] if idx in looks else []
+            spare = [s for s in range(ca.N_SUBTYPES) if s not in subtypes]
+            subtypes += rng.sample(spare, HUMAN_SLOTS - len(subtypes))
+            rng.shuffle(subtypes)
+            group = [Piece(idx=idx, subtype=s, flip=rng.randint(0, 1)) for s in subtypes]
+        else:
+            rng.shuffle(members)
+            if ca.SUN in members:
+                members.remove(ca.SUN)
+                members.insert(0, ca.SUN)
+            group = [Piece(idx=idx, flip=rng.randint(0, 1)) for idx in members]
+        slots.extend(group)
+    return format_scene(Scene(tuple(slots)), trailing_comma=True)
+
+
+def layout_of(content: dict, seed: int = 0) -> str:
+    """The item's layout: its ``layout``, else (items made before layouts) the first recorded
+    canvas string of its dialog, else (or if those hold clip arts the palette lacks: a palette
+    edited by hand) one made from its palette with a seeded random source."""
+    palette = set(content["palette"])
+    for text in (content.get("layout") or "", _first_canvas(content.get("dialog") or [])):
+        if text and {piece.idx for piece in parse_scene(text).pieces} <= palette:
+            return text
+    return make_layout(list(content["palette"]), parse_scene(content["abs_t"]),
+                       random.Random(f"codraw-layout:{seed}"))
+
+
 def palette_scene_string(palette: list[int]) -> str:
     """The palette as an unplaced canvas string (every piece at -10000), as ``Abs.js`` writes it."""
     return format_scene(Scene(tuple(Piece(idx=idx) for idx in palette)), trailing_comma=True)
 
 
 def _item_from_scene(abs_t: str, palette: list[int], provenance: dict, **extra) -> dict:
-    return {"kind": CONTENT_KIND, "version": CONTENT_VERSION, "abs_t": abs_t, "palette": palette,
+    item = {"kind": CONTENT_KIND, "version": CONTENT_VERSION, "abs_t": abs_t, "palette": palette,
             "image_id": extra.get("image_id"), "key": extra.get("key"),
             "dialog": extra.get("dialog", []), "provenance": provenance}
+    for name in ("socketId", "stat"):
+        if extra.get(name) is not None:
+            item[name] = extra[name]
+    item["layout"] = extra.get("layout") or make_layout(
+        palette, parse_scene(abs_t), random.Random(f"codraw-layout:{extra.get('layout_seed')}"))
+    return item
 
 
 def generate(seed: int, config: dict | None = None) -> dict:
@@ -90,13 +148,28 @@ def generate(seed: int, config: dict | None = None) -> dict:
             palette = make_palette(target.idxs, rng, full=full)
         provenance = dict(item.get("provenance") or {"source": "config", "index": pool.index(choice)})
         provenance["chosen_with_seed"] = seed
+        layout = item.get("layout")
+        if layout and {p.idx for p in parse_scene(layout).pieces} != set(palette):
+            layout = None                           # the palette was redrawn: lay it out anew
         return _item_from_scene(item["abs_t"], list(palette), provenance, image_id=item.get("image_id"),
-                                key=item.get("key"), dialog=item.get("dialog", []))
+                                key=item.get("key"), dialog=item.get("dialog", []),
+                                socketId=item.get("socketId"), stat=item.get("stat"),
+                                layout=layout, layout_seed=seed)
     scene = generate_scene(rng, min_pieces=int(config.get("min_pieces", MIN_PIECES)),
                            max_pieces=int(config.get("max_pieces", MAX_PIECES)))
     palette = make_palette(scene.idxs, rng, full=full)
     return _item_from_scene(format_scene(scene), palette,
-                            {"source": "generated", "generator": GENERATOR_ID, "seed": seed})
+                            {"source": "generated", "generator": GENERATOR_ID, "seed": seed},
+                            layout_seed=seed)
+
+
+def _first_canvas(dialog: list[dict]) -> str:
+    """The dialog's first non-empty canvas string (the recorded Drawer's palette slots)."""
+    for round_ in dialog:
+        for text in (round_.get("abs_b") or "", round_.get("abs_d") or ""):
+            if parse_scene(text).pieces:
+                return text
+    return ""
 
 
 def _palette_from_dialog(dialog: list[dict]) -> list[int]:
@@ -110,17 +183,21 @@ def _palette_from_dialog(dialog: list[dict]) -> list[int]:
 
 
 def import_codraw_json(path: str | Path, *, keep_dialog: bool = True) -> list[dict]:
-    """Content items for every non-empty scene of a ``CoDraw_1_0.json`` file, in key order.
+    """Content items for every non-empty scene of a ``CoDraw_1_0.json`` file, in the file's order.
 
     The target string is kept exactly; the palette is the one the recorded Drawer had (the unique
     clip arts of the dialog's first canvas string) plus anything the target needs, or, without a
-    dialog, a palette drawn with a seed made from the file name and key.
+    dialog, a palette drawn with a seed made from the file name and key. The layout is the
+    recorded first canvas string (exactly), the dialog's ``socketId`` and its entry of the file's
+    ``stat`` are kept, so that a replay exports them again (exports.py).
     """
-    data = read_codraw_json(path)
+    document = read_codraw_document(path)
+    data = document["data"]
+    stats = document.get("stat")
+    stats = stats if isinstance(stats, dict) else {}
     name = Path(path).name
     items = []
-    for key in sorted(data):
-        entry = data[key]
+    for key, entry in data.items():
         target = parse_scene(entry["abs_t"])
         if not target.placed:
             continue
@@ -132,9 +209,14 @@ def import_codraw_json(path: str | Path, *, keep_dialog: bool = True) -> list[di
         else:
             palette_list = make_palette(target.idxs, random.Random(f"codraw-import:{name}:{key}"))
         image_id = entry.get("image_id")
+        first = _first_canvas(entry.get("dialog", []))
+        socket = entry.get("socketId")
         items.append(_item_from_scene(entry["abs_t"], palette_list,
                                       {"source": "import", "file": name, "key": key},
-                                      image_id=image_id, key=key, dialog=dialog))
+                                      image_id=image_id, key=key, dialog=dialog, socketId=socket,
+                                      stat=stats.get(socket) if isinstance(socket, str) else None,
+                                      layout=first if parse_scene(first).pieces else None,
+                                      layout_seed=f"{name}:{key}"))
     return items
 
 
@@ -152,6 +234,12 @@ def check_content(content: dict) -> None:
     missing = target.idxs - set(palette)
     if missing:
         raise ValueError(f"the palette lacks target pieces {sorted(missing)}")
+    if content.get("layout"):
+        try:
+            layout = parse_scene(content["layout"])
+        except SceneFormatError as exc:
+            raise ValueError(f"bad layout: {exc}") from None
+        del layout
 
 
 # ``manage.py simulate codraw --content-file CoDraw_1_0.json`` and ``manage.py import_content``

@@ -7,7 +7,9 @@ rule-based Teller can predict exactly what the rule-based Drawer will do with it
   given the canvas before it and the Drawer's palette; :func:`interpret_dialog` folds it over a
   whole chat. It reads the closed CoDraw vocabulary: clip-art names and synonyms (clipart.py, plus
   the generic words ``tree``, ``cloud``, ``hat``, ``ball``, ``kid`` ... resolved against the
-  palette), pronouns (``he/him/his`` Mike, ``she/her`` Jenny, ``it``), sizes (``big/large``,
+  palette; a bare one or ``the ...`` means the piece already drawn), pronouns (the last piece
+  mentioned they can mean: ``he`` Mike or an animal, ``she`` Jenny or an animal, ``it``
+  anything), spelling slips (RapidFuzz), sizes (``big/large``,
   ``medium``, ``small/little/tiny``; ``bigger``/``smaller``), places (``left/right/middle``,
   ``top/bottom``, ``far left``, ``top right corner``, ``left edge``, ``at the horizon``, ``in the
   sky``, ``on the grass``, ``cut off on the left``), distances (``1 1/2 inches from the left``,
@@ -23,26 +25,31 @@ rule-based Teller can predict exactly what the rule-based Drawer will do with it
   mention owns the words after it up to the next mention; words before a clause's first mention
   belong to it, sizes (and, for Mike and Jenny, pose and expression words) right before a mention
   belong to that mention, and a clause with no mention describes the last piece mentioned.
-  Relation targets (``the tree`` in ``next to the tree``) are looked up, not changed.
+  Relation targets (``the tree`` in ``next to the tree``) are looked up (drawn if they are not
+  yet), not changed.
 
 * :func:`describe` writes the rule-based Teller's description of one piece, e.g.
   ``medium Mike, kicking, big smile, facing left, centered 1.3 in from left and 1.1 in from
   bottom`` or ``small crown on Jenny's head, facing right`` (at most 140 characters).
 
+Every piece is held on the canvas (unless asked to be cut off), people stand on the grass, and
+every piece named is drawn (landmarks included); see docs/games/codraw_agents.md.
+
 Distances are in inches of the 500x400 canvas at CSS resolution (:data:`INCH_PX` = 96 px, the
 size a browser draws the original interface's canvas). ``N in from the left`` measures to the
 piece's near edge (as people mean it); ``centered N in from the left`` measures to its centre (the
-rule-based Teller always says ``centered``). Positions are rounded like the dataset (``int(round(v))``)
-and clamped so the rules accept them.
+rule-based Teller always says ``centered``). Positions are rounded like the dataset (``int(round(v))``).
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 
 from games.codraw import clipart as ca
 from games.codraw.scenes import Piece
@@ -54,6 +61,8 @@ REACH = 100                           # rules.OFF_CANVAS_MARGIN: how far a centr
 DEFAULT_DEPTH = 1                     # a piece described without a size is medium
 GROUND_BOTTOM = (359, 296, 233)       # default y of a ground piece's bottom per depth (the
                                       # generator's bands: 320-398, 262-330, 204-262)
+GROUND_MIN_BOTTOM = (250, 224, 204)   # feet of people and animals never higher than this (per
+                                      # depth: on the grass, 12 px below its line at the least)
 EDGE_GAP = 2                          # "at the edge": this many px from it
 SIDE_X = 100                          # "on the left": centre this far from the edge (at least)
 CENTRE_SIDE_X = 175                   # "left of centre", "slightly left"
@@ -77,7 +86,7 @@ SIZE_RELATIVE = {"bigger": -1, "larger": -1, "smaller": 1, "tinier": 1}
 GENERIC = {
     "tree": (16, 17, 15), "trees": (16, 17, 15), "cloud": (2, 5, 4), "clouds": (2, 5, 4),
     "hat": (30, 26, 27, 28, 29, 31, 32, 33), "ball": (45, 43, 46, 47, 48, 49),
-    "bird": (23, 24), "glasses": (34, 35), "bottle": (39, 40), "balloon": (1, 52),
+    "bird": (23, 24), "glasses": (34, 35), "bottle": (39, 40), "balloon": (52, 1),
     "kid": (18, 19), "child": (18, 19), "person": (18, 19), "someone": (18, 19),
     "helmet": (33,), "fire": (57,), "food": (36, 37, 38, 41, 42),
 }
@@ -273,6 +282,13 @@ def _phrases() -> tuple[dict[tuple[str, ...], tuple[str, object]], int]:
                 table[key[:-1] + (key[-1] + "s",)] = ("name", idxs)
     table[_key("kid")] = ("name", GENERIC["kid"])
     table[_key("child")] = ("name", GENERIC["child"])
+    # "balloon" is the bunch of party balloons a child holds; the hot-air balloon is named in full
+    table[_key("balloon")] = ("name", GENERIC["balloon"])
+    table[_key("balloons")] = ("name", (52,))
+    # names written as one word: "raincloud", "beachball", "hotairballoon"
+    for key, (kind, value) in list(table.items()):
+        if kind == "name" and len(key) > 1 and all(w.isalpha() for w in key):
+            table.setdefault(("".join(key),), (kind, value))
     for pose, name in enumerate(ca.POSES):
         for label in (name, *ca.POSE_SYNONYMS[name], *POSE_EXTRA.get(name, ())):
             if label == "holding out":
@@ -327,6 +343,65 @@ def _fuzzy_names() -> dict[str, tuple[int, ...]]:
             if kind == "name" and len(key) == 1 and len(key[0]) >= 5}
 
 
+# Spelling slips in the other words (places, sizes, poses, expressions, facing, moves): a word the
+# parser does not know is read as the one-word phrase it is one edit away from (RapidFuzz's OSA
+# distance: a swap of two neighbours is one edit), two edits for words of 8 letters or more.
+# Four-letter words only by a swap or a dropped letter ("lfet", "rigt"), and never words that
+# are common English words one edit away from the vocabulary.
+FUZZY_KINDS = ("dir", "size", "pose", "expr", "facing", "mod", "rel", "move", "remove", "flip",
+               "size_rel", "has", "centered")
+NOT_SLIPS = {"place", "placed", "places", "having", "light", "lights", "night", "might", "sight",
+             "tight", "fight", "shirt", "tower", "power", "tall", "taller", "wall", "tree", "rest",
+             "left", "lest", "felt", "lift", "meet", "them", "then", "than", "this", "that", "what",
+             "when", "were", "where", "there", "their", "these", "those", "both", "down", "done",
+             "some", "same", "like", "line", "more", "most", "size", "side", "sure", "okay", "good",
+             "great", "nice", "ready", "thanks", "sorry", "think", "thing", "things", "wait",
+             "want", "need", "looks", "look", "make", "made", "take", "have", "into", "onto",
+             "over", "your", "yours", "with", "about", "also", "only", "just", "very", "much",
+             "pole", "hole", "holes", "whole", "scene", "image", "picture", "color", "colour",
+             "stand", "stands", "sitting", "setting", "seating", "later", "water", "lower",
+             "upper", "under", "bigger", "shade", "shaded", "darker", "lighter", "white", "black"}
+
+
+@lru_cache(maxsize=1)
+def _fuzzy_words() -> dict[str, tuple[str, object]]:
+    table, _ = _phrases()
+    return {key[0]: entry for key, entry in table.items()
+            if entry[0] in FUZZY_KINDS and len(key) == 1 and len(key[0]) >= 4 and key[0].isalpha()}
+
+
+def _known_word(word: str) -> bool:
+    return word in _words_in_phrases() or word in PIECE_PARTS or word in BODY_WORDS \
+        or word in NOT_SLIPS or word in PARTS
+
+
+@lru_cache(maxsize=1)
+def _words_in_phrases() -> frozenset[str]:
+    table, _ = _phrases()
+    return frozenset(w for key in table for w in key)
+
+
+@lru_cache(maxsize=4096)
+def _slip(word: str) -> tuple[str, object] | None:
+    """The vocabulary entry a misspelt ``word`` stands for (see above), or None."""
+    if len(word) < 4 or not word.isalpha() or _known_word(word):
+        return None
+    words = _fuzzy_words()
+    limit = 2 if len(word) >= 8 else 1
+    found = process.extract(word, list(words), scorer=OSA.distance, score_cutoff=limit, limit=3)
+    if not found:
+        return None
+    best = min(score for _, score, _ in found)
+    closest = [choice for choice, score, _ in found if score == best]
+    if len({words[c] for c in closest}) != 1:
+        return None                                    # two readings as close: leave it
+    choice = closest[0]
+    if len(word) == 4 and not (sorted(word) == sorted(choice) or
+                               any(choice[:i] + choice[i + 1:] == word for i in range(len(choice)))):
+        return None
+    return words[choice]
+
+
 @dataclass(frozen=True)
 class Tok:
     kind: str
@@ -366,7 +441,13 @@ def lex(text: str) -> tuple[Tok, ...]:
                                            score_cutoff=FUZZY_CUTOFF)
                 if found:
                     fuzzy = _fuzzy_names()[found[0]]
-            out.append(Tok("name", fuzzy, word) if fuzzy else Tok("other", None, word))
+            slip = None if fuzzy else _slip(word)
+            if fuzzy:
+                out.append(Tok("name", fuzzy, word))
+            elif slip is not None:
+                out.append(Tok(slip[0], slip[1], word))
+            else:
+                out.append(Tok("other", None, word))
             i += 1
             continue
         (kind, value), n = match
@@ -501,6 +582,15 @@ def parse(text: str) -> list[Mention]:
     focus: Mention | None = None
     for clause in _clauses(toks):
         focus = _parse_clause(clause, mentions, focus)
+    for mention in mentions:
+        # "a girl holding a balloon on the right": the place is the girl's, the balloon is in
+        # her hand
+        if mention.relation is not None and mention.relation[0] in ("has", "hand") \
+                and not mention.relation[1].target_only and (mention.dirs or mention.distances):
+            holder = mention.relation[1]
+            if not holder.dirs and not holder.distances:
+                holder.dirs, mention.dirs = mention.dirs, []
+                holder.distances, mention.distances = mention.distances, []
     return mentions
 
 
@@ -786,7 +876,7 @@ def _attributes(clause: list[Tok], owner: list[Mention | None], consumed: list[b
                 continue          # "top of the trunk", "the tip top of it": a part of the piece
             mods = set()
             back = k - 1
-            while back >= 0 and clause[back].kind in ("mod", "det", "rel", "other") and k - back <= 3:
+            while back >= 0 and clause[back].kind in ("mod", "det", "rel", "other") and k - back <= 4:
                 if clause[back].kind == "mod":
                     mods.add(str(clause[back].value))
                 back -= 1
@@ -875,23 +965,52 @@ def interpret_dialog(messages: list[str], palette=None, canvas: dict[int, Piece]
     return canvas
 
 
-def interpret(message: str, canvas: dict[int, Piece], palette=None, focus: int | None = None
-              ) -> tuple[dict[int, Piece], int | None, list[Change]]:
+HISTORY = 12                           # how many mentioned pieces pronouns may look back over
+
+
+def _history(focus) -> list[int]:
+    if focus is None:
+        return []
+    if isinstance(focus, int):
+        return [focus]
+    return [int(idx) for idx in focus]
+
+
+def interpret(message: str, canvas: dict[int, Piece], palette=None, focus=None
+              ) -> tuple[dict[int, Piece], tuple[int, ...], list[Change]]:
     """Apply one Teller message to ``canvas`` (``{idx: Piece}``, not changed). ``palette``: the
-    idx the Drawer may use (None: the whole library). ``focus``: the idx the last message was
-    about (what ``it`` means). Returns the new canvas, the new focus and what changed."""
+    idx the Drawer may use (None: the whole library). ``focus``: what the earlier messages talked
+    about (the value this function returned for the previous message; an idx is accepted too):
+    pronouns mean the last piece mentioned that they can mean. Returns the new canvas, the new
+    focus (the pieces mentioned so far, the last one last) and what changed."""
     allowed = set(range(ca.N_CLIPARTS)) if palette is None else set(palette)
     canvas = dict(canvas)
     changes: list[Change] = []
-    last_thing = focus
-    for mention in parse(message):
+    history = _history(focus)
+
+    def record(change: Change) -> None:
+        if change not in changes and Change("place", change.idx) not in changes:
+            changes.append(change)
+
+    mentions = parse(message)
+    for mention in mentions:
         if mention.target_only:
             continue
-        idx = _resolve(mention, canvas, allowed, last_thing)
+        idx = _resolve(mention, canvas, allowed, history)
         mention.resolved = idx
         if idx is None:
             continue
-        last_thing = idx
+        # what the mention is placed against, read before it joins the history ("next to it")
+        for other in (mention.relation[1] if mention.relation else None, mention.face_to):
+            if other is not None and other.resolved is None:
+                other.resolved = _resolve(other, canvas, allowed, history, exclude=idx)
+            if other is not None and other.resolved is not None and other.resolved != idx \
+                    and other.resolved not in canvas and not mention.remove:
+                # a piece named only as a landmark is drawn too, where it goes by default
+                canvas[other.resolved] = _apply(Mention(idxs=(other.resolved,), text=other.text),
+                                                other.resolved, None, canvas)
+                record(Change("place", other.resolved))
+        history = (history + [idx])[-HISTORY:]
         if mention.remove:
             if idx in canvas:
                 del canvas[idx]
@@ -902,34 +1021,63 @@ def interpret(message: str, canvas: dict[int, Piece], palette=None, focus: int |
             continue
         if old is not None and not mention.has_changes():
             continue
-        for other in (mention.relation[1] if mention.relation else None, mention.face_to):
-            if other is not None and other.resolved is None:
-                other.resolved = _resolve(other, canvas, allowed, last_thing)
         new = _apply(mention, idx, old, canvas)
         if new != old:
             canvas[idx] = new
-            change = Change("place" if old is None else "update", idx)
-            if change not in changes and Change("place", idx) not in changes:
-                changes.append(change)
-    if changes:
-        focus = changes[-1].idx
-    elif last_thing is not None:
-        focus = last_thing
-    return canvas, focus, changes
+            record(Change("place" if old is None else "update", idx))
+    if not any(m.remove for m in mentions):
+        # a landmark no piece was placed against ("holding a hot dog next to the table") is
+        # still a piece the Teller named: draw it where it goes by default
+        for mention in mentions:
+            if mention.target_only and mention.resolved is None and not (mention.it or mention.pronoun):
+                idx = _resolve(mention, canvas, allowed, history)
+                mention.resolved = idx
+                if idx is not None and idx not in canvas:
+                    canvas[idx] = _apply(Mention(idxs=(idx,), text=mention.text), idx, None, canvas)
+                    record(Change("place", idx))
+    return canvas, tuple(history), changes
 
 
-def _resolve(mention: Mention, canvas: dict[int, Piece], allowed: set[int], last_thing: int | None
-             ) -> int | None:
+def _pronoun_means(mention: Mention, history: list[int], allowed: set[int]) -> int:
+    """``he``/``she``: the last piece mentioned that the pronoun can mean (for ``he`` Mike or an
+    animal, for ``she`` Jenny or an animal; only the person when the words are about a person:
+    a pose, an expression, a body part), else the person it names."""
+    person = mention.idxs[0]
+    personal = mention.pose is not None or mention.expression is not None
+    for idx in reversed(history):
+        if idx == person:
+            return idx
+        if not personal and ca.get(idx).group == "animal" and idx in allowed:
+            return idx
+    return person
+
+
+def _resolve(mention: Mention, canvas: dict[int, Piece], allowed: set[int], history,
+             exclude: int | None = None) -> int | None:
+    if not isinstance(history, list):
+        history = _history(history)
     if mention.it:
-        return last_thing if last_thing is not None and last_thing in allowed else None
+        for idx in reversed(history):
+            if idx in allowed and idx != exclude:
+                return idx
+        return None
+    if mention.pronoun and mention.text in PRONOUNS:
+        idx = _pronoun_means(mention, [i for i in history if i != exclude], allowed)
+        return idx if idx in allowed else None
     options = [idx for idx in mention.idxs if idx in allowed]
     if not options:
         return None
     if len(options) == 1 or mention.pronoun:
         return options[0]
-    if mention.target_only or mention.det == "known" or mention.remove or mention.move:
-        on = [idx for idx in options if idx in canvas]
-        return on[0] if on else options[0]
+    introduced = mention.relation is not None and mention.relation[0] == "has"   # "she has glasses"
+    if mention.target_only or mention.det == "known" or mention.remove or mention.move \
+            or mention.det is None and mention.text in GENERIC and not introduced:
+        # "the tree", "kid is on the left": the one already drawn, if one is
+        on = [idx for idx in options if idx in canvas and idx != exclude]
+        if on:
+            return on[0]
+        if mention.det is not None or mention.target_only or mention.remove or mention.move:
+            return options[0]
     free = [idx for idx in options if idx not in canvas]
     return free[0] if free else options[0]
 
@@ -971,10 +1119,16 @@ def _apply(mention: Mention, idx: int, old: Piece | None, canvas: dict[int, Piec
         x, y = _move(mention, x, y, width, height)
     else:
         x, y = _place_words(mention, art, x, y, width, height, depth)
-    if x is None:
-        x = W / 2
     if y is None:
         y = _default_y(art, height, depth)
+    if x is None:
+        x = _free_x(canvas, idx, y)
+    floor = _ground_floor(idx, depth)
+    if floor is not None and not (other is not None and not ca.is_human(other.idx)
+                                  and mention.relation[0] in ("on", "in")):
+        # people and animals stand on the grass, large objects at least on the grass line
+        # (unless on something: "sitting on the table", "a cat in the sandbox")
+        y = max(y, floor - height / 2)
     if mention.face_to is not None and mention.face_to.resolved is not None:
         seen = canvas.get(mention.face_to.resolved)
         if seen is not None and seen.x != x:
@@ -983,8 +1137,42 @@ def _apply(mention: Mention, idx: int, old: Piece | None, canvas: dict[int, Piec
         seen = canvas.get(ca.JENNY if idx == ca.MIKE else ca.MIKE)
         if seen is not None and seen.x != x:
             flip = 0 if seen.x > x else 1
-    x, y = _clamp(idx, depth, x, y)
+    # a piece the Teller had cut off by the edge stays cut off when it is moved or changed
+    was_cut = old is not None and not _inside(old)
+    x, y = _clamp(idx, depth, x, y, cut_off=_cut_off(mention) or was_cut, subtype=subtype)
     return Piece(idx=idx, x=x, y=y, depth=depth, flip=flip, subtype=subtype)
+
+
+_BIRDS = (23, 24)                      # the duck and the owl may perch or fly
+
+
+def _ground_floor(idx: int, depth: int) -> float | None:
+    """The highest a piece's bottom may be: people and (not flying) animals at their size's band
+    of the grass, large objects (trees, slide, tent...) on the grass line; None: anywhere."""
+    art = ca.get(idx)
+    if art.is_human or art.group == "animal" and idx not in _BIRDS:
+        return GROUND_MIN_BOTTOM[depth]
+    if art.group == "large":
+        return ca.HORIZON_Y + 4
+    return None
+
+
+def _free_x(canvas: dict[int, Piece], idx: int, y: float) -> float:
+    """The middle, or the spot nearest to it that no piece at about that height holds."""
+    for x in (W / 2, W / 2 - 110, W / 2 + 110, W / 2 - 190, W / 2 + 190):
+        if all(abs(p.x - x) >= 60 or abs(p.y - y) >= 60 for i, p in canvas.items() if i != idx):
+            return x
+    return W / 2
+
+
+def _inside(piece: Piece) -> bool:
+    left, top, right, bottom = piece.box
+    return left >= -0.5 and top >= -0.5 and right <= W + 0.5 and bottom <= H + 0.5
+
+
+def _cut_off(mention: Mention) -> bool:
+    """Whether the Teller asked for the piece to be cut off by the edge."""
+    return any(value == "cutoff" or "cutoff" in mods for value, mods in mention.dirs)
 
 
 def _comparative(mention: Mention) -> bool:
@@ -1074,7 +1262,7 @@ def _place_words(mention: Mention, art: ca.ClipArt, x, y, width: float, height: 
 def _distances(mention: Mention, x, y, width: float, height: float):
     """``N in from the left`` puts the piece's near edge there; ``centered N in ...`` its centre."""
     for edge, amount in mention.distances:
-        px = amount * INCH_PX
+        px = _on_canvas_inches(amount, W if edge in ("left", "right") else H) * INCH_PX
         half_w = 0.0 if mention.centered else width / 2
         half_h = 0.0 if mention.centered else height / 2
         if edge == "left":
@@ -1086,6 +1274,17 @@ def _distances(mention: Mention, x, y, width: float, height: float):
         elif edge == "bottom":
             y = H - px - half_h
     return x, y
+
+
+def _on_canvas_inches(amount: float, extent: float) -> float:
+    """A distance from an edge that would leave the canvas is read as a slip of the decimal
+    point when that lands on it ("75 inches" on a 5.2-inch canvas: 0.75), else kept (and the piece
+    is then held on the canvas)."""
+    if amount * INCH_PX > extent and amount >= 10:
+        for divisor in (10, 100):
+            if amount / divisor * INCH_PX <= extent:
+                return amount / divisor
+    return amount
 
 
 def _default_y(art: ca.ClipArt, height: float, depth: int) -> float:
@@ -1135,15 +1334,24 @@ def _relate(kind: str, idx: int, depth: int, flip: int, width: float, height: fl
     return other.x, other.y
 
 
-def _clamp(idx: int, depth: int, x: float, y: float) -> tuple[int, int]:
-    """Round like the dataset; keep at least a quarter of the piece on the canvas (well within
-    the rules' reach)."""
-    width, height = ca.scaled_size(idx, depth)
-    reach_x = min(REACH - 1, width / 4)
-    reach_y = min(REACH - 1, height / 4)
-    x = min(max(x, -reach_x), W + reach_x)
-    y = min(max(y, -reach_y), H + reach_y)
-    return int(round(x)), int(round(y))
+def _clamp(idx: int, depth: int, x: float, y: float, *, cut_off: bool = False, subtype: int = 0
+           ) -> tuple[int, int]:
+    """Round like the dataset and keep the piece on the canvas: all of it (as far as it fits),
+    or, when the Teller asked for it to be cut off by the edge, at least a quarter of it."""
+    width, height = ca.piece_size(idx, subtype, depth)
+    if cut_off:
+        reach_x = min(REACH - 1, width / 4)
+        reach_y = min(REACH - 1, height / 4)
+        x = min(max(x, -reach_x), W + reach_x)
+        y = min(max(y, -reach_y), H + reach_y)
+        return int(round(x)), int(round(y))
+    half_w, half_h = min(width, W) / 2, min(height, H) / 2
+    x = min(max(x, half_w), W - half_w)
+    y = min(max(y, half_h), H - half_h)
+    xi, yi = int(round(x)), int(round(y))
+    xi = min(max(xi, math.ceil(half_w)), W - math.ceil(half_w))
+    yi = min(max(yi, math.ceil(half_h)), H - math.ceil(half_h))
+    return xi, yi
 
 
 # ----------------------------------------------------------------------------------- descriptions
@@ -1193,11 +1401,12 @@ def relate_point(part: str, piece: Piece, person: Piece) -> tuple[int, int]:
     ``person`` by ``part``."""
     width, height = ca.piece_size(piece.idx, piece.subtype, piece.depth)
     x, y = _relate(part, piece.idx, piece.depth, piece.flip, width, height, person)
-    return _clamp(piece.idx, piece.depth, x, y)
+    return _clamp(piece.idx, piece.depth, x, y, subtype=piece.subtype)
 
 
-def clamp(idx: int, depth: int, x: float, y: float) -> tuple[int, int]:
-    return _clamp(idx, depth, x, y)
+def clamp(idx: int, depth: int, x: float, y: float, *, subtype: int = 0, cut_off: bool = False
+          ) -> tuple[int, int]:
+    return _clamp(idx, depth, x, y, subtype=subtype, cut_off=cut_off)
 
 
 def attached_part(idx: int) -> str | None:

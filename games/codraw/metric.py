@@ -130,3 +130,54 @@ def clipart_similarity(a: Piece, b: Piece) -> float:
     score -= int(a.depth != b.depth)
     score -= min(1.0, math.sqrt((a.x / CANVAS_W - b.x / CANVAS_W) ** 2 + (a.y / CANVAS_H - b.y / CANVAS_H) ** 2))
     return score
+
+
+# ------------------------------------------------------------------- the score the release records
+ORIGINAL_WEIGHTS = (5, -1, -1, -1, -1, -0.5, -0.5)
+
+
+def original_similarity(pred, target) -> list:
+    """The per-round ``score`` of ``CoDraw_1_0.json``: ``[score, weights, terms, weighted]``.
+
+    The release's rounds carry the score the original interface computed, in the shape its README
+    shows (7 weights ``[5, -1, -1, -1, -1, -0.5, -0.5]``). Those are the weights of the first
+    version of the metric, ``scene_similarity_orig`` of codraw-models ``abs_metric.py`` (paper,
+    arXiv v1), computed here as that function does: with I, U the matched and all idx and
+    ``iou = |I|/|U|``, n1 = flips of matched non-human pieces (over their number), n2 = Mike/Jenny
+    whose subtype or flip differ (over their number), n3 = depths, n4 = summed distances (not
+    capped) (both over |I|), n5/n6 = ordered pairs, a piece with itself included, whose x/y order
+    is strictly reversed (over |I|^2); every denominator at least 1; ``score = 5 iou +
+    sum_k w_k iou n_k/d_k``. As in the README's example, ``terms`` is ``[iou, n1/d1, ..., n6/d6]``
+    and ``weighted`` is ``[5 iou, w1 iou n1/d1, ...]``, so ``score == sum(weighted)``. The
+    interface's own code is not public, so this is the documented shape over the authors' Python
+    version of the same metric. Empty scenes on both sides give ``iou = 0``.
+    """
+    truth = _placed_by_idx(as_scene(target))
+    guess = _placed_by_idx(as_scene(pred))
+    union = truth.keys() | guess.keys()
+    common = sorted(truth.keys() & guess.keys())
+    iou = len(common) / len(union) if union else 0.0
+    num = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    den = [1, 0, 0, 0, 0, 0, 0]
+    for idx in common:
+        t, p = truth[idx], guess[idx]
+        if idx not in HUMAN_IDXS:
+            num[1] += int(t.flip != p.flip)
+            den[1] += 1
+        else:
+            num[2] += int(t.subtype != p.subtype or t.flip != p.flip)
+            den[2] += 1
+        num[3] += int(t.depth != p.depth)
+        num[4] += math.sqrt((t.x / CANVAS_W - p.x / CANVAS_W) ** 2 + (t.y / CANVAS_H - p.y / CANVAS_H) ** 2)
+        den[3] += 1
+        den[4] += 1
+    for a in common:
+        for b in common:
+            num[5] += int((truth[a].x - truth[b].x) * (guess[a].x - guess[b].x) < 0)
+            num[6] += int((truth[a].y - truth[b].y) * (guess[a].y - guess[b].y) < 0)
+            den[5] += 1
+            den[6] += 1
+    den = [max(1, d) for d in den]
+    terms = [iou] + [num[k] / den[k] for k in range(1, 7)]
+    weighted = [ORIGINAL_WEIGHTS[0] * iou] + [ORIGINAL_WEIGHTS[k] * iou * terms[k] + 0.0 for k in range(1, 7)]
+    return [sum(weighted), list(ORIGINAL_WEIGHTS), terms, weighted]

@@ -48,13 +48,20 @@ Illegal-move codes: ``game_over``, ``wrong_role``, ``out_of_turn``, ``peek_used`
 
 State (plain JSON dict, never mutated; ``apply`` copies only what changes)::
 
-    {"seed", "abs_t", "target": [piece], "palette": [idx], "canvas": {str(idx): piece},
+    {"seed", "abs_t", "target": [piece], "palette": [idx], "layout": canvas string (the palette's
+     slots as last written, see :func:`canvas_scene`), "canvas": {str(idx): piece},
      "phase": "teller" | "drawer" | "over", "round": index of the current round (0-based),
      "pending": {"msg_t", "abs_b", "peeked", "at"} while the Drawer has the turn, else None,
      "rounds": [{"seq_t", "seq_d", "msg_t", "msg_d", "abs_b", "abs_d", "peeked", "score"}],
      "chat": [{"role", "text", "round", "at"}],
      "peek": {"used", "open", "round", "abs"}, "max_message_len", "time_limit_s",
-     "started_at", "deadline", "ended_by", "ended_at", "script"}
+     "started_at", "deadline", "ended_by", "ended_at", "script",
+     "replay": the recorded rounds (config ``replay_dialog``) or None}
+
+Replays (``config["replay_dialog"]``, content with a recorded dialog): the canvas starts as the
+recorded first ``abs_b``; a message equal to the recorded one is taken as it is (even empty or
+over the length limit); rounds carry the recorded ``seq_t``/``seq_d``; a canvas that reads the
+same as the recorded ``abs_b``/``abs_d`` keeps the recorded string and score (docs/games/codraw.md).
 
 with ``piece = {"idx", "x", "y", "depth", "flip", "subtype"}``.
 """
@@ -64,9 +71,11 @@ import math
 
 from games.base import SYSTEM, Event, IllegalAction, action_type, at_ms, require, text_field
 from games.codraw import clipart as ca
-from games.codraw.content import check_content
-from games.codraw.metric import similarity
-from games.codraw.scenes import Piece, Scene, as_scene, format_scene, parse_scene
+from dataclasses import replace
+
+from games.codraw.content import check_content, layout_of
+from games.codraw.metric import original_similarity, similarity
+from games.codraw.scenes import NOT_USED, Piece, Scene, as_scene, format_scene, parse_scene
 
 # ------------------------------------------------------------------------------------- constants
 GAME_ID = "codraw_v1"
@@ -78,6 +87,7 @@ MAX_MESSAGE_LEN = 140
 TIME_LIMIT_S = 1200
 OFF_CANVAS_MARGIN = 100
 PHASE_TELLER, PHASE_DRAWER, PHASE_OVER = "teller", "drawer", "over"
+REPLAY_KEYS = ("seq_t", "seq_d", "msg_t", "msg_d", "abs_b", "abs_d", "peeked", "score")
 
 
 # ------------------------------------------------------------------------------------- the state
@@ -96,12 +106,24 @@ def initial_state(content: dict, seed: int, config: dict | None = None) -> dict:
     script = None
     if config.get("script_teller"):
         script = [r.get("msg_t", "") for r in content.get("dialog", [])]
+    layout = layout_of(content, seed)
+    canvas: dict[str, dict] = {}
+    replay = None
+    if config.get("replay_dialog"):
+        replay = [{key: r.get(key) for key in REPLAY_KEYS if key in r} for r in content.get("dialog") or []]
+        first = parse_scene(replay[0].get("abs_b") or "") if replay else Scene(())
+        if first.pieces:
+            layout = replay[0]["abs_b"]
+        for piece in first.placed:              # the recorded Drawer's canvas before round 1
+            if piece.idx in content["palette"] and str(piece.idx) not in canvas:
+                canvas[str(piece.idx)] = piece.to_dict()
     return {
         "seed": seed,
         "abs_t": content["abs_t"],
         "target": pieces,
         "palette": list(content["palette"]),
-        "canvas": {},
+        "layout": layout,
+        "canvas": canvas,
         "phase": PHASE_TELLER,
         "round": 0,
         "pending": None,
@@ -115,6 +137,7 @@ def initial_state(content: dict, seed: int, config: dict | None = None) -> dict:
         "ended_by": None,
         "ended_at": None,
         "script": script,
+        "replay": replay,
     }
 
 
@@ -135,14 +158,71 @@ def target_scene(state: dict) -> Scene:
 
 
 def canvas_scene(state: dict) -> Scene:
-    """The Drawer's canvas as a scene string would hold it: every palette piece in palette order,
-    the ones not on the canvas at ``-10000`` (as ``Abs.js`` writes ``abs_d``)."""
-    canvas = state["canvas"]
-    pieces = []
-    for idx in state["palette"]:
-        data = canvas.get(str(idx))
-        pieces.append(Piece.from_dict(data) if data else Piece(idx=idx))
-    return Scene(tuple(pieces), trailing_comma=True)
+    """The Drawer's canvas as ``Abs.js`` writes ``abs_b``/``abs_d``: every slot of the layout in
+    its order (content.make_layout: 28 slots, 5 of them Mike's and 5 Jenny's), the pieces on the
+    canvas in their slots, the others at ``-10000`` with their slot's flip (state of matches made
+    before layouts: every palette piece, in palette order)."""
+    if "layout" not in state:
+        pieces = []
+        for idx in state["palette"]:
+            data = state["canvas"].get(str(idx))
+            pieces.append(Piece.from_dict(data) if data else Piece(idx=idx))
+        return Scene(tuple(pieces), trailing_comma=True)
+    return merge_layout(parse_scene(state["layout"]), state["canvas"])
+
+
+def merge_layout(layout: Scene, canvas: dict[str, dict]) -> Scene:
+    """The layout's slots with ``canvas`` (``{str(idx): piece}``) in them, as ``Abs.js`` keeps them.
+
+    A piece goes into its clip art's slot (Mike or Jenny into the slot already holding them if
+    the look is unchanged, else the slot with that look, as picking another look in the original
+    palette moves the person there; with no slot of that look, the holding or first slot takes
+    the new look); a slot whose piece left the canvas keeps everything but ``x`` (set to -10000,
+    as the interface does); a slot whose values are unchanged keeps its spelling. A piece without
+    a slot (not in the recorded palette) is written after the last slot.
+    """
+    slots = list(layout.pieces)
+    done: set[int] = set()
+    for idx_text, data in canvas.items():
+        piece = Piece.from_dict(data)
+        places = [i for i, slot in enumerate(slots) if slot.idx == piece.idx]
+        if not places:
+            continue
+        if piece.is_human:
+            holding = [i for i in places if slots[i].placed]
+            same = [i for i in places if slots[i].subtype == piece.subtype]
+            if holding and slots[holding[0]].subtype == piece.subtype:
+                chosen = holding[0]
+            elif same:
+                chosen = same[0]
+            else:
+                chosen = (holding or places)[0]
+        else:
+            chosen = places[0]
+        slot = slots[chosen]
+        if (slot.x, slot.y, slot.depth, slot.flip, slot.subtype) != (piece.x, piece.y, piece.depth,
+                                                                     piece.flip, piece.subtype):
+            slots[chosen] = replace(piece, local=slot.local)
+        for i in places:
+            if i != chosen and slots[i].placed:
+                slots[i] = slots[i].moved(x=NOT_USED)
+        done.add(piece.idx)
+    for i, slot in enumerate(slots):
+        if slot.placed and slot.idx not in done:
+            slots[i] = slot.moved(x=NOT_USED)
+    have = {slot.idx for slot in slots}
+    for idx_text, data in canvas.items():
+        if data["idx"] not in have:
+            slots.append(Piece.from_dict(data))
+    return Scene(tuple(slots), trailing_comma=True if layout.blank or not layout.pieces else layout.trailing_comma,
+                 extra=layout.extra)
+
+
+def reads_the_same(a: Scene | str, b: Scene | str) -> bool:
+    """Whether the reference reader gets the same placed pieces from both (in any order)."""
+    def placed(scene):
+        return sorted((p.idx, p.subtype, p.depth, p.flip, p.x, p.y) for p in as_scene(scene).placed)
+    return placed(a) == placed(b)
 
 
 def canvas_string(state: dict) -> str:
@@ -217,9 +297,15 @@ def view_for(state: dict, role: str | None) -> dict:
         }
         if state.get("script") is not None:
             view["script"] = list(state["script"])
+        if state.get("replay") is not None:     # a replay: the recorded Teller side, round by round
+            view["replay"] = [{"msg_t": r.get("msg_t", ""), "peeked": bool(r.get("peeked"))}
+                              for r in _replay_rounds(state)]
     elif role == DRAWER:
         view["palette"] = palette_view(state)
         view["canvas"] = placed_pieces(state)
+        if state.get("replay") is not None:     # a replay: the recorded Drawer side, round by round
+            view["replay"] = [{"msg_d": r.get("msg_d", ""), "abs_d": r.get("abs_d", "")}
+                              for r in _replay_rounds(state)]
     if over:
         result = similarity(canvas_scene(state), target_scene(state))
         view["result"] = {
@@ -328,40 +414,84 @@ def _drawer_turn(state: dict, role: str) -> None:
             "It is the Teller's turn; the canvas can change after the Teller's next message.")
 
 
+def _replay_rounds(state: dict) -> list[dict]:
+    return state.get("replay") or []
+
+
+def _recorded(state: dict) -> dict | None:
+    """The recorded round this round replays (config ``replay_dialog``), if any."""
+    replay = state.get("replay")
+    if replay and state["round"] < len(replay):
+        return replay[state["round"]]
+    return None
+
+
 def _chat(state: dict, role: str, action: dict, at: int) -> tuple[dict, list[Event]]:
     if role == TELLER:
         _teller_turn(state, role)
         require(not state["peek"]["open"], "peek_open", "Close the peek window before sending a message.")
     else:
         _drawer_turn(state, role)
-    text = text_field(action, "text", max_len=state["max_message_len"])
+    recorded = _recorded(state)
+    said = action.get("text")
+    if recorded is not None and isinstance(said, str) and said == recorded.get("msg_t" if role == TELLER else "msg_d"):
+        text = said              # a replay sends the recorded message as it is (even empty or long)
+    else:
+        text = text_field(action, "text", max_len=state["max_message_len"])
     round_ = state["round"]
     message = {"role": role, "text": text, "round": round_, "at": at}
     sent = Event("message_sent", {"role": role, "text": text, "round": round_})
     chat = state["chat"] + [message]
     if role == TELLER:
-        pending = {"msg_t": text, "abs_b": canvas_string(state), "peeked": state["peek"]["used"], "at": at}
-        return {**state, "chat": chat, "phase": PHASE_DRAWER, "pending": pending}, [sent]
-    record, recorded = _record_round(state, text)
+        abs_b = canvas_string(state)
+        layout = state.get("layout")
+        if recorded is not None and isinstance(recorded.get("abs_b"), str) \
+                and reads_the_same(recorded["abs_b"], abs_b):
+            abs_b = recorded["abs_b"]             # the same canvas, spelled as recorded
+            if parse_scene(abs_b).pieces:
+                layout = abs_b
+        pending = {"msg_t": text, "abs_b": abs_b, "peeked": state["peek"]["used"], "at": at}
+        new_state = {**state, "chat": chat, "phase": PHASE_DRAWER, "pending": pending}
+        if layout is not None:
+            new_state["layout"] = layout
+        return new_state, [sent]
+    record, recorded_event, layout = _record_round(state, text)
     new_state = {**state, "chat": chat, "phase": PHASE_TELLER, "pending": None,
                  "rounds": state["rounds"] + [record], "round": round_ + 1}
-    return new_state, [sent, recorded]
+    if layout is not None:
+        new_state["layout"] = layout
+    return new_state, [sent, recorded_event]
 
 
-def _record_round(state: dict, msg_d: str) -> tuple[dict, Event]:
+def _record_round(state: dict, msg_d: str) -> tuple[dict, Event, str | None]:
+    """The round's record and event, and the layout after it (the canvas string just written)."""
     pending = state["pending"]
     round_ = state["round"]
-    abs_d = canvas_string(state)
-    result = similarity(canvas_scene(state), target_scene(state))
-    record = {"seq_t": round_, "seq_d": round_, "msg_t": pending["msg_t"], "msg_d": msg_d,
+    scene = canvas_scene(state)
+    abs_d = format_scene(scene)
+    seq_t = seq_d = round_
+    release_score = original_similarity(scene, target_scene(state))
+    from_recording = False
+    recorded = _recorded(state)
+    if recorded is not None:
+        seq_t, seq_d = recorded.get("seq_t", round_), recorded.get("seq_d", round_)
+        if isinstance(recorded.get("abs_d"), str) and reads_the_same(recorded["abs_d"], scene):
+            abs_d = recorded["abs_d"]             # the recorded canvas: its string and its score
+            from_recording = True
+            release_score = recorded.get("score", "absent")
+    layout = abs_d if "layout" in state and parse_scene(abs_d).pieces else state.get("layout")
+    result = similarity(scene, target_scene(state))
+    record = {"seq_t": seq_t, "seq_d": seq_d, "msg_t": pending["msg_t"], "msg_d": msg_d,
               "abs_b": pending["abs_b"], "abs_d": abs_d, "peeked": pending["peeked"],
               "score": result.score}
+    system = {"score": result.score, "similarity": result.to_dict(), "release_score": release_score}
+    if from_recording:
+        system["from_recording"] = True
     event = Event("round_recorded",
-                  {"round": round_, "seq_t": round_, "seq_d": round_, "msg_t": pending["msg_t"],
+                  {"round": round_, "seq_t": seq_t, "seq_d": seq_d, "msg_t": pending["msg_t"],
                    "msg_d": msg_d, "peeked": pending["peeked"]},
-                  {DRAWER: {"abs_b": pending["abs_b"], "abs_d": abs_d},
-                   SYSTEM: {"score": result.score, "similarity": result.to_dict()}})
-    return record, event
+                  {DRAWER: {"abs_b": pending["abs_b"], "abs_d": abs_d}, SYSTEM: system})
+    return record, event, layout
 
 
 def _peek(state: dict, role: str, action: dict, at: int) -> tuple[dict, list[Event]]:
@@ -388,8 +518,10 @@ def _end_action(state: dict, role: str, action: dict, at: int) -> tuple[dict, li
 def _end(state: dict, at: int, ended_by: str) -> tuple[dict, list[Event]]:
     events: list[Event] = []
     if state["phase"] == PHASE_DRAWER:       # time ran out mid-round: keep the Drawer's work
-        record, recorded = _record_round(state, "")
+        record, recorded, layout = _record_round(state, "")
         state = {**state, "rounds": state["rounds"] + [record], "round": state["round"] + 1, "pending": None}
+        if layout is not None:
+            state["layout"] = layout
         events.append(recorded)
     result = similarity(canvas_scene(state), target_scene(state))
     new_state = {**state, "phase": PHASE_OVER, "ended_by": ended_by, "ended_at": at,

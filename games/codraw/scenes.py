@@ -53,6 +53,7 @@ class Piece:
     local: int | None = field(default=None, compare=False)
     x_text: str | None = field(default=None, compare=False)
     y_text: str | None = field(default=None, compare=False)
+    tokens: tuple[str, ...] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         art = ca.get(self.idx)
@@ -117,7 +118,15 @@ class Piece:
 
     def moved(self, **changes) -> "Piece":
         """A copy with ``changes``, forgetting how the original was spelled."""
-        return replace(self, **changes, x_text=None, y_text=None)
+        return replace(self, **changes, x_text=None, y_text=None, tokens=None)
+
+    def written_tokens(self, slot: int) -> list[str]:
+        """The 8 fields this piece writes in slot ``slot``: as it was spelled when parsed (if its
+        values are still the parsed ones), else canonically."""
+        canonical = _canonical_tokens(self, slot)
+        if self.tokens is not None and _same_values(self.tokens, canonical):
+            return list(self.tokens)
+        return canonical
 
     def to_dict(self, *, names: bool = False) -> dict:
         data = {"idx": self.idx, "x": self.x, "y": self.y, "depth": self.depth, "flip": self.flip,
@@ -145,6 +154,8 @@ class Scene:
     pieces: tuple[Piece, ...] = ()
     trailing_comma: bool = field(default=False, compare=False)
     blank: bool = field(default=False, compare=False)
+    extra: tuple[str, ...] = field(default=(), compare=False)     # fields after the pieces
+    count_text: str | None = field(default=None, compare=False)   # the count as spelled
 
     def __iter__(self) -> Iterator[Piece]:
         return iter(self.pieces)
@@ -184,7 +195,32 @@ class Scene:
                    trailing_comma=trailing_comma)
 
 
+def _values(tokens) -> tuple[int, ...]:
+    """object, type, x, y, depth, flip of 8 piece fields, read as the reference reads them."""
+    return (int(tokens[2]), int(tokens[3]), int(round(float(tokens[4]))), int(round(float(tokens[5]))),
+            int(tokens[6]), int(tokens[7]))
+
+
+def _same_values(tokens: tuple[str, ...], canonical: list[str]) -> bool:
+    """Whether spelled ``tokens`` read to the same values as the canonical fields."""
+    try:
+        return _values(tokens) == _values(canonical)
+    except (ValueError, OverflowError):
+        return False
+
+
 # --------------------------------------------------------------------------- the string format
+# How the reference reader (``AbsUtil.preprocess`` of codraw-models ``abs_util_orig.py``) reads a
+# string, reproduced here: an empty string (or None) is an empty scene; ``int()`` of the first
+# field is the count (Python's ``int``: surrounding spaces and a sign are fine; a negative count
+# reads no piece); then 8 fields per piece, of which the png name and the local slot number are
+# skipped unread, object, type, depth and flip go through ``int()`` and x, y through
+# ``int(round(float(v)))``; whatever follows the counted pieces (empty fields, a trailing comma,
+# more fields) is never read. A string with fewer fields than its count needs is an error there
+# too (IndexError). Values the reference would turn into something no other part of the authors'
+# code can use (a type index outside 0..7, an object number outside its group, which the
+# reference silently reads as another clip art, a depth outside 0..2, a flip outside 0/1, a
+# subtype outside 0..34) are refused here with the reason.
 def _int_token(token: str, what: str) -> int:
     try:
         return int(token)
@@ -203,46 +239,63 @@ def _coordinate(token: str, what: str) -> tuple[int, str | None]:
     return as_int, (None if token == str(as_int) else token)
 
 
-def parse_scene(text: str) -> Scene:
-    """Parse an Abstract Scenes string (raises :class:`SceneFormatError` on malformed input)."""
+def _canonical_tokens(piece: "Piece", slot: int) -> list[str]:
+    return [piece.png, str(slot if piece.local is None else piece.local), str(piece.object_idx),
+            str(piece.type_idx), piece.x_text or str(piece.x), piece.y_text or str(piece.y),
+            str(piece.depth), str(piece.flip)]
+
+
+def parse_scene(text: str | None) -> Scene:
+    """Parse an Abstract Scenes string as the reference reader does (see above; raises
+    :class:`SceneFormatError` where it fails or where a value names no clip art).
+
+    How the string was spelled is remembered (fields the reference skips, spaces, the count's
+    text, whatever follows the pieces) so that ``format_scene(parse_scene(s)) == s``."""
+    if text is None:
+        return Scene((), blank=True)
     if not isinstance(text, str):
         raise SceneFormatError("a scene string must be text")
-    if not text.strip():
+    if not text:
         return Scene((), blank=True)
     tokens = text.split(",")
-    count = _int_token(tokens[0].strip(), "piece count")
-    if count < 0:
-        raise SceneFormatError(f"piece count {count} is negative")
-    needed = 1 + 8 * count
-    rest = tokens[needed:]
-    if len(tokens) < needed or rest not in ([], [""]):
+    count = _int_token(tokens[0], "piece count")
+    n = max(count, 0)
+    needed = 1 + 8 * n
+    if len(tokens) < needed:
         raise SceneFormatError(
-            f"a scene of {count} pieces has {1 + 8 * count} fields; this one has {len(tokens)} "
-            f"(trailing comma {'present' if tokens[-1] == '' else 'absent'})")
+            f"a scene of {count} pieces needs {needed} fields; this one has only {len(tokens)}")
+    rest = tokens[needed:]
     pieces = []
-    for i in range(count):
-        png, local, obj, typ, x, y, z, flip = tokens[1 + 8 * i: 9 + 8 * i]
+    for i in range(n):
+        fields = tokens[1 + 8 * i: 9 + 8 * i]
+        png, local, obj, typ, x, y, z, flip = fields
         where = f"piece {i}"
         type_idx = _int_token(typ, f"{where}: type index")
         object_idx = _int_token(obj, f"{where}: object index")
         try:
             idx = ca.idx_of(type_idx, object_idx)
-            png_type, png_object = ca.parse_png(png)
         except ValueError as exc:
             raise SceneFormatError(f"{where}: {exc}") from None
-        if (png_type, png_object) != (type_idx, object_idx):
-            raise SceneFormatError(f"{where}: png {png!r} does not match type {type_idx}, object {object_idx}")
         x_val, x_text = _coordinate(x, f"{where}: x")
         y_val, y_text = _coordinate(y, f"{where}: y")
+        try:
+            local_val = int(local)
+        except ValueError:
+            local_val = None
         try:
             piece = Piece(idx=idx, x=x_val, y=y_val, depth=_int_token(z, f"{where}: depth"),
                           flip=_int_token(flip, f"{where}: flip"),
                           subtype=object_idx if type_idx in (2, 3) else 0,
-                          local=_int_token(local, f"{where}: local index"), x_text=x_text, y_text=y_text)
+                          local=local_val, x_text=x_text, y_text=y_text)
         except ValueError as exc:
             raise SceneFormatError(f"{where}: {exc}") from None
+        if _canonical_tokens(piece, i) != fields:
+            piece = replace(piece, tokens=tuple(fields))
         pieces.append(piece)
-    return Scene(tuple(pieces), trailing_comma=(rest == [""]))
+    trailing = rest == [""]
+    return Scene(tuple(pieces), trailing_comma=trailing,
+                 extra=tuple(rest) if rest and not trailing else (),
+                 count_text=None if tokens[0] == str(len(pieces)) else tokens[0])
 
 
 def format_scene(scene: Scene | Iterable[Piece], *, trailing_comma: bool | None = None) -> str:
@@ -253,12 +306,20 @@ def format_scene(scene: Scene | Iterable[Piece], *, trailing_comma: bool | None 
     if scene.blank and not scene.pieces and trailing_comma is None:
         return ""
     comma = scene.trailing_comma if trailing_comma is None else trailing_comma
-    fields = [str(len(scene.pieces))]
+    fields = [scene.count_text if scene.count_text is not None and trailing_comma is None
+              and max(_count_of(scene.count_text), 0) == len(scene.pieces) else str(len(scene.pieces))]
     for i, piece in enumerate(scene.pieces):
-        fields += [piece.png, str(i if piece.local is None else piece.local), str(piece.object_idx),
-                   str(piece.type_idx), piece.x_text or str(piece.x), piece.y_text or str(piece.y),
-                   str(piece.depth), str(piece.flip)]
+        fields += piece.written_tokens(i)
+    if scene.extra and trailing_comma is None:
+        return ",".join(fields + list(scene.extra))
     return ",".join(fields) + ("," if comma else "")
+
+
+def _count_of(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        return -1
 
 
 def as_scene(value: "Scene | str | Iterable[Piece | dict]") -> Scene:
@@ -271,29 +332,32 @@ def as_scene(value: "Scene | str | Iterable[Piece | dict]") -> Scene:
 
 
 # ------------------------------------------------------------------------------ dataset import
-def read_codraw_json(path: str | Path) -> dict[str, dict]:
-    """The ``data`` mapping of a ``CoDraw_1_0.json`` file: key -> ``{"image_id", "abs_t",
-    "dialog": [{"seq_t", "seq_d", "msg_t", "msg_d", "abs_b", "abs_d", "peeked"?}, ...], ...}``.
-
-    Every scene string is parsed once to check it; a malformed one raises
-    :class:`SceneFormatError` naming the key.
-    """
+def read_codraw_document(path: str | Path) -> dict:
+    """A whole ``CoDraw_1_0.json`` file (``count``, ``stat``, ``data``), every scene string of its
+    ``data`` checked with :func:`parse_scene`; a malformed one raises :class:`SceneFormatError`
+    naming the key."""
     with open(path, encoding="utf-8") as handle:
         document = json.load(handle)
     if not isinstance(document, dict) or not isinstance(document.get("data"), dict):
         raise SceneFormatError(f"{path}: not a CoDraw file (no \"data\" object)")
-    data = document["data"]
-    for key, entry in data.items():
+    for key, entry in document["data"].items():
         try:
             parse_scene(entry["abs_t"])
             for round_ in entry.get("dialog", []):
                 parse_scene(round_.get("abs_b", ""))
                 parse_scene(round_.get("abs_d", ""))
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, AttributeError) as exc:
             raise SceneFormatError(f"{path}: entry {key!r} is missing {exc}") from None
         except SceneFormatError as exc:
             raise SceneFormatError(f"{path}: entry {key!r}: {exc}") from None
-    return data
+    return document
+
+
+def read_codraw_json(path: str | Path) -> dict[str, dict]:
+    """The ``data`` mapping of a ``CoDraw_1_0.json`` file: key -> ``{"image_id", "abs_t",
+    "socketId", "dialog": [{"seq_t", "seq_d", "msg_t", "msg_d", "abs_t", "abs_b", "abs_d",
+    "peeked"?, "score"}, ...]}`` (checked as :func:`read_codraw_document` does)."""
+    return read_codraw_document(path)["data"]
 
 
 # ------------------------------------------------------------------------------ the generator

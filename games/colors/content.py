@@ -166,3 +166,78 @@ def generate(seed: int, config: dict | None = None) -> dict:
         },
         "rounds": rounds,
     }
+
+
+# ------------------------------------------------------------------------------------------ import
+IMPORT_SOURCE = "colors_in_context.csv"
+# The original game's condition names (its click files), as the release's R code renamed them.
+_CONDITION_NAMES = {"close": "close", "split": "split", "far": "far",
+                    "closer": "close", "further": "split", "equal": "far"}
+_IMPORT_COLUMNS = ("gameid", "roundNum", "condition",
+                   *(f"{p}{f}" for p in ("click", "alt1", "alt2")
+                     for f in ("Status", "ColH", "ColS", "ColL", "LocS", "LocL")))
+
+
+def _number(value: str, *, where: str, lo: float, hi: float) -> float | int:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: {value!r} is not a number") from None
+    if not lo <= x <= hi:
+        raise ValueError(f"{where}: {x:g} is outside {lo:g}-{hi:g}")
+    return int(x) if x.is_integer() else x
+
+
+def round_from_row(row: dict, where: str) -> dict:
+    """One context round (target, distr1, distr2) from a row of the released CSV."""
+    by_status: dict[str, dict] = {}
+    for prefix in ("click", "alt1", "alt2"):
+        status = row[f"{prefix}Status"].strip()
+        if status not in STATUSES or status in by_status:
+            raise ValueError(f"{where}: the three {', '.join(STATUSES)} statuses are needed, got {status!r}")
+        by_status[status] = {
+            "hsl": [_number(row[f"{prefix}Col{c}"], where=f"{where} {prefix}Col{c}", lo=0, hi=hi)
+                    for c, hi in (("H", 360), ("S", 100), ("L", 100))],
+            "S": int(_number(row[f"{prefix}LocS"], where=f"{where} {prefix}LocS", lo=1, hi=3)) - 1,
+            "L": int(_number(row[f"{prefix}LocL"], where=f"{where} {prefix}LocL", lo=1, hi=3)) - 1,
+        }
+    colors = [by_status[s]["hsl"] for s in STATUSES]
+    positions = {"speaker": [by_status[s]["S"] for s in STATUSES],
+                 "listener": [by_status[s]["L"] for s in STATUSES]}
+    for role, slots in positions.items():
+        if sorted(slots) != [0, 1, 2]:
+            raise ValueError(f"{where}: the {role}'s locations are not 1, 2 and 3: {[x + 1 for x in slots]}")
+    condition = _CONDITION_NAMES.get(row["condition"].strip())
+    if condition is None:
+        raise ValueError(f"{where}: unknown condition {row['condition']!r}")
+    recorded = [row.get(k, "") for k in ("targetD1Diff", "targetD2Diff", "D1D2Diff")]
+    if all(v not in ("", "NA", None) for v in recorded):
+        distances = {name: round(float(v), 2) for name, v in zip(PAIR_NAMES, recorded)}
+    else:
+        distances = {name: round(float(d), 2) for name, d in zip(PAIR_NAMES, pair_distances(colors))}
+    return {"condition": condition, "colors": colors, "positions": positions, "distances": distances}
+
+
+def import_file(path: str) -> list[dict]:
+    """The contexts of each game in a Colors in Context CSV (``filteredCorpus.csv``, or any file
+    with its click columns), as content items: one per ``gameid``, its rounds in ``roundNum``
+    order (one row per round is read: the release repeats a round's columns on each message).
+    Raises ValueError, naming the line, on a file that is not in that shape."""
+    import csv
+
+    games: dict[str, dict[int, dict]] = {}
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in _IMPORT_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"not a Colors in Context CSV: no column {', '.join(missing)}")
+        for line, row in enumerate(reader, start=2):
+            gameid = row["gameid"].strip()
+            number = int(_number(row["roundNum"], where=f"line {line} roundNum", lo=1, hi=10_000))
+            rounds = games.setdefault(gameid, {})
+            if number not in rounds:
+                rounds[number] = round_from_row(row, f"line {line}")
+    return [{"rounds": [rounds[n] for n in sorted(rounds)],
+             "provenance": {"source": IMPORT_SOURCE, "file": path, "key": gameid, "gameid": gameid,
+                            "rounds": sorted(rounds), "thresholds": {"metric": "CIEDE2000"}}}
+            for gameid, rounds in games.items()]

@@ -14,14 +14,16 @@
 The score is recomputed from the events with the rules' constants (never read from the browser).
 
 ``--format guesswhich-visdial``: the dialogs as VisDial v1.0 JSON (see :mod:`games.visdial.exports`;
-format names are global across games, and ``visdial`` belongs to ``visdial_v1``).
+format names are global across games, and ``visdial`` belongs to ``visdial_v1``), each dialog with
+its own ``image_id``; ``--format guesswhich-visdial-image-ids`` is its side file, mapping each id
+back to the match and the secret image.
 """
 from __future__ import annotations
 
 import json
 
 from games.guesswhich.rules import C
-from games.visdial.exports import to_visdial
+from games.visdial.exports import image_id_map, to_visdial
 
 
 def match_row(record: dict) -> dict:
@@ -82,7 +84,7 @@ def to_guesswhich(records, **_options) -> list[dict]:
     return [match_row(r) for r in records if r.get("game_id", "guesswhich_v1") == "guesswhich_v1"]
 
 
-FORMATS = {"guesswhich": to_guesswhich, "visdial": to_visdial}
+FORMATS = {"guesswhich": to_guesswhich, "visdial": to_visdial, "visdial-image-ids": image_id_map}
 
 
 def write_guesswhich(records, out) -> int:
@@ -102,8 +104,17 @@ def write_visdial(records, out) -> int:
     return len(data["data"]["dialogs"])
 
 
+def write_image_ids(records, out) -> int:
+    """``manage.py export --format guesswhich-visdial-image-ids``: the side file of
+    ``guesswhich-visdial`` (exported image id -> match, secret image, caption)."""
+    data = image_id_map(list(records))
+    json.dump(data, out, ensure_ascii=False)
+    return len(data["images"])
+
+
 # Writers for ``manage.py export`` (format names are global across games, hence guesswhich-visdial).
-EXPORT_FORMATS = {"guesswhich": write_guesswhich, "guesswhich-visdial": write_visdial}
+EXPORT_FORMATS = {"guesswhich": write_guesswhich, "guesswhich-visdial": write_visdial,
+                  "guesswhich-visdial-image-ids": write_image_ids}
 
 
 def export(records, fmt: str = "guesswhich", **options):

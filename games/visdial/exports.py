@@ -6,13 +6,33 @@ Shape (VisDial v1.0, so existing VisDial data loaders read it)::
      "data": {"questions": [str, ...], "answers": [str, ...],
               "dialogs": [{"image_id": int, "caption": str,
                            "dialog": [{"question": qi, "answer": ai,
-                                       "answer_options": [100 answer indices], "gt_index": k}, ...]}]},
-     "matches": [match_id per dialog]}
+                                       "answer_options": [100 answer indices], "gt_index": k}, ...]}]}}
+
+Nothing else at the top level: VisDial's release has exactly ``version``, ``split`` and ``data``.
 
 Built only from the event log (``question_asked`` / ``answer_given``) and the match content
 (caption, image id). Only dialogs whose every round has an answer are exported (VisDial kept only
 complete dialogs). Text is normalised as in VisDial's release: stripped, lower-cased, the
-question's trailing "?" and the answer's trailing "." removed.
+question's trailing "?" and the answer's trailing "." removed; captions likewise lower-cased with
+no final full stop (``caption_style="visdial"``, the default; ``"original"`` keeps our captions).
+
+Image ids. VisDial's reference reader (``visdialch/data/readers.py`` of the challenge starter
+code) keys captions and dialogs by ``image_id``, so two dialogs sharing an id silently become one.
+Several matches can be played on one scene (the scene's seed was its id), so each exported dialog
+gets its own ``image_id``: :func:`dialog_image_id`, a 52-bit integer from a hash of the match id
+(stable: the same match has the same id in every export, whatever else is exported with it). The
+side file ``--format visdial-image-ids`` (``guesswhich-visdial-image-ids`` for GuessWhich dialogs)
+maps each id back::
+
+    {"format": "groundtalk-visdial-image-ids/v1",
+     "images": [{"image_id": int, "match_id", "game_id", "scene_image_id" (the content's own image
+                 id: the scene seed, or the CLEVR image index of the secret), "image_filename",
+                 "image_path" (real renders only), "caption" (as played), "seed", "rounds" (answered
+                 rounds played), "rounds_exported"}, ...]}
+
+A dialog longer than VisDial's 10 rounds (a batch configured with more) is cut to its first 10 in
+the VisDial file, which the reference code batches as 10 rounds; the side file says how many
+rounds were played. Shorter dialogs are kept as they are (the reader pads them).
 
 Candidate answers (VisDial section 4): each question gets 100 distinct options, the ground truth
 plus up to 50 *plausible* answers (answers given to the questions in the set that start with the
@@ -23,13 +43,16 @@ descriptions), which are added to ``answers``.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections import Counter
 
 from games.clevr.captions import COLORS, MATERIALS, SHAPES, SIZES
+from games.exports import model_seats
 
 N_OPTIONS = 100
+VISDIAL_ROUNDS = 10   # VisDial dialogs have 10 rounds; its reader pads shorter ones, longer ones break its batches
 N_PLAUSIBLE = 50
 N_POPULAR = 30
 
@@ -68,7 +91,25 @@ def dialog_rounds(record: dict) -> list[dict]:
     return [rounds[k] for k in sorted(rounds)]
 
 
-def _image_id(record: dict) -> int | str | None:
+def norm_caption(text: str) -> str:
+    """A caption in VisDial's style: lower-case, single spaces, no final full stop."""
+    return " ".join((text or "").strip().lower().split()).rstrip(".").strip()
+
+
+CAPTION_STYLES = {"visdial": norm_caption, "original": lambda text: text or ""}
+ID_BITS = 52   # image ids stay exact in JavaScript and in float64 readers (< 2**53)
+
+
+def dialog_image_id(match_id, salt: int = 0) -> int:
+    """The exported ``image_id`` of a match's dialog: the first :data:`ID_BITS` bits of
+    sha256(match id), never 0. ``salt`` > 0 only when two matches of one export collide."""
+    digest = hashlib.sha256((f"{match_id}" + (f"#{salt}" if salt else "")).encode()).hexdigest()
+    return int(digest, 16) >> (256 - ID_BITS) or 1
+
+
+def scene_image_id(record: dict) -> int | str | None:
+    """The content's own id of the dialog's image (a generated scene's seed, an imported CLEVR
+    image's index, or the GuessWhich secret's); many matches may share it."""
     content = record.get("content") or {}
     if "image_id" in content:
         return content["image_id"]
@@ -77,9 +118,32 @@ def _image_id(record: dict) -> int | str | None:
     return src.get("image_index", secret)
 
 
-def to_visdial(records, *, seed: int = 0, split: str = "train", complete_only: bool = True) -> dict:
-    """VisDial v1.0 JSON for the dialogs in ``records`` (visdial_v1 or guesswhich_v1 matches)."""
-    dialogs = []
+def _image_source(record: dict) -> dict:
+    content = record.get("content") or {}
+    if "image_id" in content:
+        return {"image_filename": content.get("image_filename"),
+                "image_path": content.get("image_path") or (content.get("scene") or {}).get("image_path")}
+    src = (content.get("sources") or {}).get(content.get("secret_id")) or {}
+    return {"image_filename": src.get("image_filename"), "image_path": src.get("image_path")}
+
+
+def _assign_image_ids(match_ids: list) -> list[int]:
+    """One distinct id per dialog (see :func:`dialog_image_id`); the position breaks a tie between
+    records without a match id."""
+    out, used = [], set()
+    for k, mid in enumerate(match_ids):
+        key = mid if mid is not None else f"position:{k}"
+        salt = 0
+        while (iid := dialog_image_id(key, salt)) in used:
+            salt += 1
+        used.add(iid)
+        out.append(iid)
+    return out
+
+
+def _complete_dialogs(records, complete_only: bool) -> list[tuple[dict, list[dict]]]:
+    """(record, answered rounds) of the dialogs an export keeps (complete ones unless told)."""
+    out = []
     for rec in records:
         rounds = dialog_rounds(rec)
         if not rounds:
@@ -88,9 +152,44 @@ def to_visdial(records, *, seed: int = 0, split: str = "train", complete_only: b
         expected = (rec.get("config") or {}).get("rounds")
         if complete_only and (not complete or (expected and len(rounds) < int(expected))):
             continue
-        rounds = [r for r in rounds if r["answer"] is not None]
-        dialogs.append((rec.get("match_id"), _image_id(rec), (rec.get("content") or {}).get("caption", ""),
-                        [(norm_question(r["question"]), norm_answer(r["answer"])) for r in rounds]))
+        out.append((rec, [r for r in rounds if r["answer"] is not None]))
+    return out
+
+
+def image_id_map(records, *, complete_only: bool = True) -> dict:
+    """The side file of :func:`to_visdial` over the same ``records``: each exported ``image_id``
+    with the match, the scene it was played on and the caption as shown."""
+    kept = _complete_dialogs(records, complete_only)
+    ids = _assign_image_ids([rec.get("match_id") for rec, _ in kept])
+    images = []
+    for iid, (rec, rounds) in zip(ids, kept):
+        src = _image_source(rec)
+        row = {"image_id": iid, "match_id": rec.get("match_id"), "game_id": rec.get("game_id"),
+               "scene_image_id": scene_image_id(rec), "image_filename": src.get("image_filename"),
+               "caption": (rec.get("content") or {}).get("caption", ""), "seed": rec.get("seed"),
+               "rounds": len(rounds), "rounds_exported": min(len(rounds), VISDIAL_ROUNDS)}
+        if src.get("image_path"):
+            row["image_path"] = src["image_path"]
+        if model_seats(rec):   # a model played a seat: its version and checkpoint hash
+            row["models"] = model_seats(rec)
+        images.append(row)
+    return {"format": "groundtalk-visdial-image-ids/v1", "images": images}
+
+
+def to_visdial(records, *, seed: int = 0, split: str = "train", complete_only: bool = True,
+               caption_style: str = "visdial") -> dict:
+    """VisDial v1.0 JSON for the dialogs in ``records`` (visdial_v1 or guesswhich_v1 matches);
+    ``image_id`` as in :func:`image_id_map` over the same records."""
+    try:
+        style = CAPTION_STYLES[caption_style]
+    except KeyError:
+        raise ValueError(f"caption_style must be one of {', '.join(CAPTION_STYLES)}") from None
+    records = list(records)
+    kept = _complete_dialogs(records, complete_only)
+    ids = _assign_image_ids([rec.get("match_id") for rec, _ in kept])
+    dialogs = [(rec.get("match_id"), iid, style((rec.get("content") or {}).get("caption", "")),
+                [(norm_question(r["question"]), norm_answer(r["answer"])) for r in rounds[:VISDIAL_ROUNDS]])
+               for iid, (rec, rounds) in zip(ids, kept)]
     questions: list[str] = []
     answers: list[str] = []
     q_index: dict[str, int] = {}
@@ -152,13 +251,13 @@ def to_visdial(records, *, seed: int = 0, split: str = "train", complete_only: b
             rng.shuffle(options)
             turns.append({"question": q_index[q], "answer": a_index[a], "answer_options": options,
                           "gt_index": options.index(a_index[a])})
+        # only VisDial's keys: which model played a seat is in the side file (image_id_map)
         out_dialogs.append({"image_id": image_id, "caption": caption, "dialog": turns})
     return {"version": "1.0", "split": split,
-            "data": {"questions": questions, "answers": answers, "dialogs": out_dialogs},
-            "matches": [d[0] for d in dialogs]}
+            "data": {"questions": questions, "answers": answers, "dialogs": out_dialogs}}
 
 
-FORMATS = {"visdial": to_visdial}
+FORMATS = {"visdial": to_visdial, "visdial-image-ids": image_id_map}
 
 
 def write_visdial(records, out) -> int:
@@ -168,7 +267,15 @@ def write_visdial(records, out) -> int:
     return len(data["data"]["dialogs"])
 
 
-EXPORT_FORMATS = {"visdial": write_visdial}
+def write_image_ids(records, out) -> int:
+    """``manage.py export --format visdial-image-ids``: the side file mapping the exported image
+    ids back to matches and scenes (run it with the same selection as the ``visdial`` export)."""
+    data = image_id_map(list(records))
+    json.dump(data, out, ensure_ascii=False)
+    return len(data["images"])
+
+
+EXPORT_FORMATS = {"visdial": write_visdial, "visdial-image-ids": write_image_ids}
 
 
 def export(records, fmt: str = "visdial", **options):

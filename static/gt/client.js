@@ -7,9 +7,26 @@
  *   pending actions are re-sent after a reconnect and the server answers repeats without
  *   applying them twice; an error marked ``retryable`` (the server could not confirm the action)
  *   keeps it pending and re-sends it with the same id after a backoff.
+ *
+ * In a third-party frame (MTurk's) a browser that blocks third-party storage throws on any use
+ * of sessionStorage; the client then keeps seq and pending actions in memory (a reload there
+ * starts from the server's snapshot, and actions not yet acknowledged are sent again only
+ * while the page lives).
  */
 (function () {
   "use strict";
+
+  const tabStore = (function () {
+    try {
+      const s = window.sessionStorage;
+      s.setItem("gt:probe", "1");
+      s.removeItem("gt:probe");
+      return s;
+    } catch (e) {
+      const memory = new Map();
+      return { getItem: (k) => (memory.has(k) ? memory.get(k) : null), setItem: (k, v) => memory.set(k, String(v)) };
+    }
+  })();
 
   function uid() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
@@ -27,9 +44,9 @@
       this.onAck = onAck || (() => {});
       this.onPresence = onPresence || (() => {});
       this.key = "gt:" + token.slice(0, 12);
-      this.lastSeq = Number(sessionStorage.getItem(this.key + ":seq") || -1);
+      this.lastSeq = Number(tabStore.getItem(this.key + ":seq") || -1);
       if (this.lastSeq < 0) this.lastSeq = null;
-      this.pending = JSON.parse(sessionStorage.getItem(this.key + ":pending") || "[]");
+      this.pending = JSON.parse(tabStore.getItem(this.key + ":pending") || "[]");
       this.backoff = 500;
       this.joined = false;
       this.closedByUs = false;
@@ -61,11 +78,11 @@
 
     saveSeq(seq) {
       this.lastSeq = seq;
-      sessionStorage.setItem(this.key + ":seq", String(seq));
+      tabStore.setItem(this.key + ":seq", String(seq));
     }
 
     savePending() {
-      sessionStorage.setItem(this.key + ":pending", JSON.stringify(this.pending));
+      tabStore.setItem(this.key + ":pending", JSON.stringify(this.pending));
     }
 
     receive(msg) {
@@ -96,6 +113,12 @@
         this.expectSeq(msg.seq);
         this.onAck(msg);
       } else if (msg.type === "error") {
+        if (msg.code === "other_browser") {
+          // The study moved to another browser (or this one never had it): show the page that says so.
+          this.closedByUs = true;
+          location.reload();
+          return;
+        }
         if (msg.id && msg.retryable) {
           // The server could not confirm the action: send it again with the same id a little
           // later (the server answers a repeat with its first outcome, never applying it twice).

@@ -7,6 +7,8 @@ from playwright.sync_api import expect
 
 from games.models import Batch, Match, Participant
 
+from tests.platform.factories import lab_url
+
 from .conftest import SCREENS
 
 SHOTS = SCREENS.parent / "screenshots"
@@ -16,7 +18,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def enter(page, base, slug, worker):
-    page.goto(f"{base}/b/{slug}/?worker={worker}")
+    """Open ``worker``'s signed lab link of batch ``slug`` (crowd/entry.py), consent, get ready."""
+    page.goto(base + lab_url(Batch.objects.get(slug=slug), worker))
     page.click("#agree")
     page.click("#ready")
 

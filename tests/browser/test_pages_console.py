@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from games.models import Batch
+from tests.platform.factories import lab_url
 
 from .conftest import SCREENS
 
@@ -24,7 +25,7 @@ def test_lobby_pages_log_no_console_error(live_server_url, browser, game_id):
     page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
     page.on("response", lambda r: "favicon" in r.url and icons.append(r.status))
     page.goto(f"{live_server_url}/")
-    page.goto(f"{live_server_url}/b/{batch.slug}/?worker=console-{game_id}")
+    page.goto(live_server_url + lab_url(batch, f"console-{game_id}"))
     page.click("#agree")
     page.wait_for_selector("#ready")
     SHOTS.mkdir(parents=True, exist_ok=True)

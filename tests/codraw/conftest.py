@@ -104,9 +104,11 @@ def replay(record: dict) -> dict:
     return state
 
 
-def play_dialog(content: dict, *, match_id: str = "m1", seed: int = 7) -> Match:
-    """Replay a content item's recorded dialog (script Teller, script Drawer), then end."""
-    match = Match(content, seed=seed, match_id=match_id)
+def play_dialog(content: dict, *, match_id: str = "m1", seed: int = 7, replay: bool = True) -> Match:
+    """Replay a content item's recorded dialog (script Teller, script Drawer), then end; with
+    ``replay`` the match has config ``replay_dialog`` (recorded start canvas, messages as they
+    are, recorded round numbers)."""
+    match = Match(content, seed=seed, match_id=match_id, config={"replay_dialog": True} if replay else {})
     for round_ in content["dialog"]:
         if round_.get("peeked") and not match.state["peek"]["used"]:
             match.do("teller", {"type": "peek"})

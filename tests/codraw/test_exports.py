@@ -1,52 +1,32 @@
 """CoDraw_1_0.json export: import a file, replay its dialogs through the rules, export it again."""
 import io
 import json
+from pathlib import Path
 
 import pytest
 
+from games.codraw import clipart as ca
 from games.codraw import exports, rules
 from games.codraw.content import generate, import_codraw_json
-from games.codraw.scenes import parse_scene
+from games.codraw.metric import original_similarity
+from games.codraw.scenes import NOT_USED, parse_scene
 
 
-def _move(text, slot, x, y, flip=None):
-    fields = text.split(",")
-    fields[1 + 8 * slot + 4], fields[1 + 8 * slot + 5] = x, y
-    if flip is not None:
-        fields[1 + 8 * slot + 7] = flip
-    return ",".join(fields)
+SAMPLE = Path(__file__).parent / "data" / "CoDraw_sample.json"
+RELEASE_ROUND_KEYS = ["seq_t", "seq_d", "msg_t", "msg_d", "abs_t", "abs_b", "abs_d", "peeked", "score"]
 
 
 @pytest.fixture
-def codraw_file(tmp_path, readme, kit):
-    """A small file in the released format, built from the README's example strings."""
-    start = kit.unplace_all(readme["abs_b"])
-    # round 2: Jenny changes her look (another of her palette slots) and moves to float coordinates,
-    # the apple tree moves too
-    fixed = _move(_move(readme["abs_d"], 13, "-10000", "-10000"), 14, "130.5", "268.7", flip="0")
-    fixed = _move(fixed, 3, "440.25", "151.5")
-    dog_palette = ("3,s_3s.png,0,3,0,-10000,-10000,0,0,hb0_0s.png,1,0,2,-10000,-10000,0,0,"
-                   "a_2s.png,2,2,4,-10000,-10000,0,1,")
-    data = {"data": {
-        "train_00001": {"image_id": 1, "abs_t": readme["abs_t"], "socketId": "/#abc", "dialog": [
-            {"seq_t": 0, "seq_d": 0, "msg_t": "hi, ready?", "msg_d": "ready", "abs_b": start,
-             "abs_d": readme["abs_b"]},
-            {"seq_t": 1, "seq_d": 1, "msg_t": readme["msg_t"], "msg_d": "ok", "abs_b": readme["abs_b"],
-             "abs_d": readme["abs_d"]},
-            {"seq_t": 2, "seq_d": 2, "msg_t": "she is scared, arms out, facing right", "msg_d": "fixed",
-             "abs_b": readme["abs_d"], "abs_d": fixed, "peeked": True},
-            {"seq_t": 3, "seq_d": 3, "msg_t": "perfect, thanks", "msg_d": "bye", "abs_b": fixed,
-             "abs_d": fixed, "peeked": True},
-        ]},
-        "val_00005": {"image_id": 5, "abs_t": "2,s_3s.png,0,3,0,60,50,1,0,a_2s.png,1,2,4,300,320,0,1",
-                      "dialog": [
-            {"seq_t": 0, "seq_d": 0, "msg_t": "a big dog facing right at the bottom", "msg_d": "done",
-             "abs_b": "", "abs_d": _move(dog_palette, 2, "300", "320")},
-        ]},
-    }}
+def codraw_file(tmp_path):
+    """A small file in the released shape (tests/codraw/data/CoDraw_sample.json, written by hand
+    after the dataset README: ``count``, ``stat`` by socket id, ``data`` by key; each round with
+    ``abs_t`` and ``score``; 28-slot canvas strings; a first round with no Teller message and no
+    score, seq numbers from 1, float coordinates, a Jenny who changed look and a ball dragged off
+    the canvas (their slots keep what the interface left there), empty Drawer messages, a
+    131-character message, a first canvas string that is empty and one that already holds pieces)."""
     path = tmp_path / "CoDraw_1_0.json"
-    path.write_text(json.dumps(data))
-    return path, data
+    path.write_text(SAMPLE.read_text())
+    return path, json.loads(SAMPLE.read_text())
 
 
 def _export_via_rules(items, kit):
@@ -58,43 +38,76 @@ def _placed(text):
     return {(p.idx, p.x, p.y, p.depth, p.flip, p.subtype) for p in parse_scene(text).placed}
 
 
-def test_import_then_export_gives_back_the_same_fields(codraw_file, kit):
+def test_import_replay_export_gives_back_the_file(codraw_file, kit):
     path, original = codraw_file
-    exported, records = _export_via_rules(import_codraw_json(path), kit)
-    assert set(exported) == {"data"}
-    assert set(exported["data"]) == set(original["data"])
-    for key, entry in original["data"].items():
-        got = exported["data"][key]
-        assert set(got) == {"image_id", "abs_t", "dialog"}
-        assert got["image_id"] == entry["image_id"]
-        assert got["abs_t"] == entry["abs_t"]
-        assert len(got["dialog"]) == len(entry["dialog"])
-        for mine, theirs in zip(got["dialog"], entry["dialog"]):
-            for field in ("seq_t", "seq_d", "msg_t", "msg_d"):
-                assert mine[field] == theirs[field]
-            assert ("peeked" in mine) == ("peeked" in theirs)
-            if "peeked" in theirs:
-                assert mine["peeked"] is True
-            # the same pieces on the canvas (palette slots are written in this project's order)
-            assert _placed(mine["abs_b"]) == _placed(theirs["abs_b"])
-            assert _placed(mine["abs_d"]) == _placed(theirs["abs_d"])
-    # Jenny with her new look, at round(130.5) = 130 and round(268.7) = 269
-    jenny = parse_scene(exported["data"]["train_00001"]["dialog"][2]["abs_d"]).get(19)
-    assert (jenny.x, jenny.y, jenny.subtype, jenny.flip) == (130, 269, 11, 0)
+    items = import_codraw_json(path)
+    exported, records = _export_via_rules(items, kit)
+    # every field, in the released order (keys included), as the file had it
+    assert json.dumps(exported) == json.dumps(original)
+    assert list(exported) == ["count", "stat", "data"]
+    for entry in exported["data"].values():
+        assert list(entry) == ["image_id", "abs_t", "socketId", "dialog"]
+        for round_ in entry["dialog"]:
+            assert list(round_) == [k for k in RELEASE_ROUND_KEYS if k in round_]
     for record in records:
         assert record["status"] == "finished" and record["outcome"]["ended_by"] == "teller"
     assert records[0]["outcome"]["peeked"] is True and records[1]["outcome"]["peeked"] is False
+    # the replay started from the recorded canvas (the sun and Mike already drawn)
+    assert records[2]["outcome"]["n_canvas"] == 3
+
+
+def test_the_replayed_canvases_are_the_matchs_own(codraw_file, kit):
+    """The strings come from the rules' canvases: the Drawer's pieces in the recorded slots."""
+    path, original = codraw_file
+    item = import_codraw_json(path)[2]                       # the file's order
+    assert item["key"] == "test_00012"
+    match = kit.play_dialog(item)
+    rounds = match.state["rounds"]
+    for mine, theirs in zip(rounds, original["data"]["test_00012"]["dialog"]):
+        assert _placed(mine["abs_b"]) == _placed(theirs["abs_b"])
+        assert _placed(mine["abs_d"]) == _placed(theirs["abs_d"])
+    # without the replay setting the match starts from an empty canvas and numbers rounds from 0
+    fresh = kit.Match(item, seed=7, config={})
+    assert fresh.state["canvas"] == {}
+    fresh.do("teller", {"type": "chat", "text": "hello"})
+    fresh.do("drawer", {"type": "chat", "text": "hi"})
+    assert fresh.state["rounds"][0]["seq_t"] == 0
+    assert len(parse_scene(fresh.state["rounds"][0]["abs_b"])) == 28
 
 
 def test_a_second_round_trip_is_exact(codraw_file, kit, tmp_path):
-    path, _ = codraw_file
+    path, original = codraw_file
     first, _ = _export_via_rules(import_codraw_json(path), kit)
     again = tmp_path / "again.json"
     again.write_text(exports.dumps([kit.play_dialog(item, match_id=f"m{i}").record()
                                     for i, item in enumerate(import_codraw_json(path))]))
     assert json.loads(again.read_text()) == first
     second, _ = _export_via_rules(import_codraw_json(again), kit)
-    assert second == first                      # strings and all
+    assert json.dumps(second) == json.dumps(first) == json.dumps(original)
+
+
+def test_a_replay_that_draws_otherwise_is_exported_as_its_own(codraw_file, kit):
+    """A Drawer who does not redraw the recording: its canvases, computed scores, its own socket."""
+    path, original = codraw_file
+    item = [i for i in import_codraw_json(path) if i["key"] == "val_00005"][0]
+    match = kit.Match(item, seed=7, config={"replay_dialog": True}, match_id="other")
+    match.do("teller", {"type": "chat", "text": item["dialog"][0]["msg_t"]})
+    match.do("drawer", {"type": "place", "idx": 22, "x": 100, "y": 300, "depth": 1, "flip": 0})
+    match.do("drawer", {"type": "chat", "text": "done"})
+    match.do("teller", {"type": "end"})
+    document = exports.codraw_json([match.record()])
+    entry = document["data"]["val_00005"]
+    assert entry["socketId"] == "/#groundtalk_other" and list(document["stat"]) == ["/#groundtalk_other"]
+    stat = document["stat"]["/#groundtalk_other"]
+    assert list(stat) == ["start", "end", "duration", "round"] and stat["round"] == 1
+    assert stat["duration"] == (stat["end"] - stat["start"]) / 1000 > 0
+    (round_,) = entry["dialog"]
+    recorded = original["data"]["val_00005"]["dialog"][0]
+    assert round_["abs_b"] == "" == recorded["abs_b"]          # the same empty start, as recorded
+    assert round_["abs_d"] != recorded["abs_d"]
+    assert _placed(round_["abs_d"]) == {(22, 100, 300, 1, 0, 0)}
+    assert round_["score"] == original_similarity(round_["abs_d"], entry["abs_t"])
+    assert round_["score"] != recorded["score"]
 
 
 def test_replayed_records_replay_to_the_live_state(codraw_file, kit):
@@ -123,7 +136,29 @@ def test_generated_matches_export(kit):
     assert entry["image_id"] == 3 and entry["abs_t"] == records[0]["content"]["abs_t"]
     (round_,) = entry["dialog"]
     assert "peeked" not in round_ and round_["seq_t"] == 0
+    assert list(round_) == ["seq_t", "seq_d", "msg_t", "msg_d", "abs_t", "abs_b", "abs_d", "score"]
+    assert round_["abs_t"] == entry["abs_t"]
     assert _placed(round_["abs_d"]) == _placed(entry["abs_t"])
+    assert round_["score"][0] == 5.0 and round_["score"][1] == [5, -1, -1, -1, -1, -0.5, -0.5]
+    assert list(document) == ["count", "stat", "data"] and document["count"] == 2
+    assert entry["socketId"] == "/#groundtalk_g0" and document["stat"]["/#groundtalk_g0"]["round"] == 1
+    # the released palette: 28 slots in group order, Mike and Jenny five looks each, and every
+    # slot keeps its flip whether or not it is on the canvas
+    before, after = parse_scene(round_["abs_b"]), parse_scene(round_["abs_d"])
+    assert len(before) == len(after) == 28 and before.trailing_comma
+    types = [p.type_idx for p in after]
+    assert types == sorted(types)
+    assert [types.count(t) for t in range(8)] == list(ca.PALETTE_SLOTS)
+    for human in (18, 19):
+        looks = [p.subtype for p in after if p.idx == human]
+        assert len(set(looks)) == 5
+    unplaced_flips = [p.flip for p in after if not p.placed]
+    assert set(unplaced_flips) == {0, 1}                      # random flips, as Abs.js deals them
+    layout = parse_scene(records[0]["content"]["layout"])
+    assert [(p.idx, p.subtype, p.flip) for p in before] == [(p.idx, p.subtype, p.flip) for p in layout]
+    for slot, now in zip(layout.pieces, after.pieces):
+        if not now.placed:
+            assert (now.idx, now.subtype, now.flip, now.x) == (slot.idx, slot.subtype, slot.flip, NOT_USED)
     everything = exports.codraw_json(records, statuses=("finished", "active"))
     assert len(everything["data"]) == 3
     summary = exports.summary(records)
@@ -138,8 +173,108 @@ def test_generated_matches_export(kit):
     assert json.loads(out.getvalue()) == everything
 
 
+def test_a_removed_piece_and_a_new_look_keep_their_slots(kit):
+    """As the original interface: a piece dragged off keeps its slot's y, depth and flip; Mike in
+    another look moves to that look's slot, the old slot keeps what it had but x."""
+    content = generate(5, {})
+    match = kit.Match(content, seed=5)
+    layout = parse_scene(content["layout"])
+    looks = [p.subtype for p in layout if p.idx == 18]
+    other = [p.idx for p in layout if p.idx not in (18, 19)][0]
+    match.do("teller", {"type": "chat", "text": "draw"})
+    match.do("drawer", {"type": "place", "idx": 18, "x": 120, "y": 280, "depth": 1, "flip": 1, "subtype": looks[0]})
+    match.do("drawer", {"type": "place", "idx": other, "x": 300, "y": 100, "depth": 2, "flip": 1})
+    match.do("drawer", {"type": "chat", "text": "ok"})
+    match.do("teller", {"type": "chat", "text": "change"})
+    match.do("drawer", {"type": "update", "idx": 18, "subtype": looks[3]})
+    match.do("drawer", {"type": "remove", "idx": other})
+    match.do("drawer", {"type": "chat", "text": "ok"})
+    first, second = (parse_scene(r["abs_d"]) for r in match.state["rounds"])
+    mike_slots = [i for i, p in enumerate(layout) if p.idx == 18]
+    assert first.pieces[mike_slots[0]].placed and not first.pieces[mike_slots[3]].placed
+    old, new = second.pieces[mike_slots[0]], second.pieces[mike_slots[3]]
+    assert (old.x, old.y, old.depth, old.flip, old.subtype) == (NOT_USED, 280, 1, 1, looks[0])
+    assert (new.x, new.y, new.depth, new.flip, new.subtype) == (120, 280, 1, 1, looks[3])
+    slot = [i for i, p in enumerate(layout) if p.idx == other][0]
+    gone = second.pieces[slot]
+    assert (gone.x, gone.y, gone.depth, gone.flip) == (NOT_USED, 100, 2, 1) and not gone.placed
+    # a look no slot has: the holding slot takes it
+    unused = next(s for s in range(35) if s not in looks)
+    match.do("teller", {"type": "chat", "text": "again"})
+    match.do("drawer", {"type": "update", "idx": 18, "subtype": unused})
+    match.do("drawer", {"type": "chat", "text": "ok"})
+    third = parse_scene(match.state["rounds"][-1]["abs_d"])
+    assert third.pieces[mike_slots[3]].subtype == unused and third.pieces[mike_slots[3]].placed
+    assert len(third) == 28 and third.get(18).subtype == unused
+
+
 def test_same_imported_scene_twice_gets_distinct_keys(codraw_file, kit):
     path, _ = codraw_file
-    item = import_codraw_json(path)[1]
+    item = [i for i in import_codraw_json(path) if i["key"] == "val_00005"][0]
     records = [kit.play_dialog(item, match_id=m).record() for m in ("a", "b")]
     assert list(exports.codraw_json(records)["data"]) == ["val_00005", "val_00005_b"]
+
+
+def test_the_slots_follow_the_interface_without_the_recorded_strings(codraw_file):
+    """Each recorded canvas is what the rules write from the canvas before it and the pieces on
+    the canvas after it (the recorded strings are only needed for their spelling: 130.5)."""
+    _, original = codraw_file
+    for entry in original["data"].values():
+        for round_ in entry["dialog"]:
+            before, after = parse_scene(round_["abs_b"]), parse_scene(round_["abs_d"])
+            if not before.pieces:
+                continue
+            canvas = {}
+            for piece in after.placed:
+                canvas.setdefault(str(piece.idx), piece.to_dict())
+            written = rules.merge_layout(before, canvas)
+            assert [(p.idx, p.subtype, p.x, p.y, p.depth, p.flip) for p in written] == \
+                [(p.idx, p.subtype, p.x, p.y, p.depth, p.flip) for p in after]
+            if "." not in round_["abs_d"]:
+                assert written.to_string() == round_["abs_d"]
+
+
+@pytest.mark.django_db
+def test_import_content_command_keeps_what_the_export_needs(codraw_file):
+    from django.core.management import call_command
+
+    from games.models import Content
+    path, original = codraw_file
+    out = io.StringIO()
+    call_command("import_content", "codraw", str(path), stdout=out)
+    assert "imported 3 codraw_v1 items" in out.getvalue()
+    stored = {row.data["key"]: row.data for row in Content.objects.filter(game_id="codraw_v1")}
+    assert list(stored) == list(original["data"])
+    for key, entry in original["data"].items():
+        item = stored[key]
+        assert item["socketId"] == entry["socketId"] and item["stat"] == original["stat"][entry["socketId"]]
+        assert item["dialog"] == entry["dialog"]
+        first = next(r["abs_b"] or r["abs_d"] for r in entry["dialog"] if r["abs_b"] or r["abs_d"])
+        assert item["layout"] == first                       # the recorded slots, exactly
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simulate_replays_a_file_through_the_platform_and_exports_it_back(codraw_file, tmp_path):
+    """The two script agents replay every recorded dialog through the match service; the export
+    of those matches is the file again."""
+    from django.core.management import call_command
+    path, original = codraw_file
+    out = io.StringIO()
+    call_command("simulate", "codraw", "--matches", "3", "--content-file", str(path),
+                 "--config", json.dumps({"replay_dialog": True}),
+                 "--seat", "teller=codraw_script_teller", "--seat", "drawer=codraw_script_drawer",
+                 stdout=out)
+    assert "3 matches" in out.getvalue() or "matches: 3" in out.getvalue() or "3" in out.getvalue()
+    exported = tmp_path / "export.json"
+    call_command("export", "--format", "codraw", "--game", "codraw_v1", "--output", str(exported),
+                 stdout=io.StringIO())
+    assert json.dumps(json.loads(exported.read_text())) == json.dumps(original)
+
+
+def test_script_drawer_needs_a_replay():
+    from games.codraw import agents
+    content = generate(3, {})
+    match_state = rules.initial_state(content, 3, {})
+    state, _ = rules.apply(match_state, "teller", {"type": "chat", "text": "hi", "at": 1})
+    with pytest.raises(ValueError, match="replay_dialog"):
+        agents.ScriptDrawer().act(rules.view_for(state, "drawer"))

@@ -65,9 +65,8 @@ def test_blank_and_empty_scenes():
 
 
 @pytest.mark.parametrize("text", [
-    "2,s_3s.png,0,3,0,10,10,0,0",                           # says 2, has 1
-    "1,s_3s.png,0,3,0,10,10,0,0,extra",                     # junk after the pieces
-    "1,s_4s.png,0,3,0,10,10,0,0",                           # png does not match the object
+    "2,s_3s.png,0,3,0,10,10,0,0",                           # says 2, has 1 (IndexError there)
+    "1,s_3s.png,0,3,0,10,10,0",                             # one field short
     "1,s_3s.png,0,3,8,10,10,0,0",                           # type 8
     "1,s_8s.png,0,8,0,10,10,0,0",                           # sky has 8 objects
     "1,s_3s.png,0,3,0,10,10,3,0",                           # depth 3
@@ -75,11 +74,51 @@ def test_blank_and_empty_scenes():
     "1,s_3s.png,0,3,0,ten,10,0,0",                          # x not a number
     "1,s_3s.png,0,3,0,nan,10,0,0",                          # x not finite
     "x,s_3s.png,0,3,0,10,10,0,0",                           # count not a number
+    "1.0,s_3s.png,0,3,0,10,10,0,0",                         # int("1.0") fails there too
+    "1,s_3s.png,0,3,0,inf,10,0,0",                          # round(inf) overflows there
+    "1,s_3s.png,0,3.0,0,10,10,0,0",                         # object not whole
+    " ",                                                    # not empty: int(" ") fails
     "1,hb0_35s.png,0,35,2,10,10,0,0",                       # Mike has 35 subtypes
 ])
 def test_malformed_strings_raise(text):
     with pytest.raises(SceneFormatError):
         parse_scene(text)
+
+
+# What the reference reader (codraw-models abs_util_orig.AbsUtil.preprocess) accepts: the scene it
+# reads, as (idx, subtype, depth, flip, x, y) of the placed pieces in string order.
+REFERENCE_READS = [
+    ("0,,", []),                                            # a count, then empty fields
+    ("0,,,,,,,,,", []),
+    ("0, junk ,more", []),                                  # fields after the count never read
+    ("-1", []),                                             # range(-1) reads nothing
+    (" 1 ,s_3s.png,0,3,0,10,20,0,1", [(3, 0, 0, 1, 10, 20)]),   # int(" 1 ") == 1
+    ("+1,s_3s.png,0,3,0,10,20,0,1", [(3, 0, 0, 1, 10, 20)]),
+    ("1,s_3s.png,0,3,0,10,10,0,0,extra", [(3, 0, 0, 0, 10, 10)]),   # fields after the pieces
+    ("1,s_3s.png,0,3,0,10,10,0,0,,,", [(3, 0, 0, 0, 10, 10)]),
+    ("1,s_4s.png,0,3,0,10,10,0,0", [(3, 0, 0, 0, 10, 10)]),   # the png name is skipped unread
+    ("1,,,3,0,10,10,0,0", [(3, 0, 0, 0, 10, 10)]),            # so is the slot number
+    ("1,whatever,slot,10,2,1e2, 7.5 ,1,1", [(18, 10, 1, 1, 100, 8)]),   # float(), round half even
+    ("1,s_3s.png,0, 3 ,0,10,10, 2 , 1 ", [(3, 0, 2, 1, 10, 10)]),
+    ("2,s_3s.png,0,3,0,-10000,50,0,0,s_1s.png,1,1,0,60,-10000,0,0", []),   # either at -10000
+    ("1,s_3s.png,0,3,0,-10000.4,5,0,0", []),                  # rounds to -10000
+    ("1,s_3s.png,0,3,0,1_000,5,0,0", [(3, 0, 0, 0, 1000, 5)]),   # Python's float() reads 1_000
+]
+
+
+@pytest.mark.parametrize("text,placed", REFERENCE_READS)
+def test_what_the_reference_reader_accepts(text, placed):
+    scene = parse_scene(text)
+    assert [(p.idx, p.subtype, p.depth, p.flip, p.x, p.y) for p in scene.placed] == placed
+    assert format_scene(scene) == text                       # spelled as it came
+    assert parse_scene(format_scene(scene)) == scene
+
+
+def test_moved_pieces_are_written_canonically():
+    scene = parse_scene("1,whatever,slot,3,0, 10 ,20,0,1,,tail")
+    moved = Scene((scene.pieces[0].moved(x=30),))
+    assert format_scene(moved) == "1,s_3s.png,0,3,0,30,20,0,1"
+    assert format_scene(parse_scene("0,,")) == "0,," and format_scene(parse_scene("0,,"), trailing_comma=True) == "0,"
 
 
 def test_format_from_pieces_uses_positions_as_local_index():

@@ -42,6 +42,18 @@ def test_one_pair():
     assert 0.5 < expected < 2.0
 
 
+def test_what_the_reference_reader_accepts():
+    """The authors' reader (abs_util_orig.AbsUtil) reads "0,," as an empty scene, skips the png
+    and slot fields, and never reads what follows the counted pieces."""
+    assert run(TARGET, "0,,") == ["0.0"]
+    assert run("0,,", "") == ["0.0"]
+    assert run(TARGET, PRED + ",,junk") == [repr(scene_similarity(PRED, TARGET))]
+    renamed = PRED.replace("hb0_10s.png,0", "whatever,x")
+    assert run(TARGET, renamed) == [repr(scene_similarity(PRED, TARGET))]
+    with pytest.raises(CommandError, match="needs 9 fields"):
+        run(TARGET, "1,s_3s.png,0,3,0,1,1")
+
+
 def test_known_values():
     # two people with swapped places: each order wrong in x, the y order kept; flips, depths fine
     # n0 = 2, U = 2 -> 5; n5 = 2 * min(1, 300/500) = 1.2 -> -0.6; n6 = 1 of 2*1 -> -0.5
@@ -65,7 +77,7 @@ def test_pairs_file(tmp_path):
     (json.dumps({"target": TARGET}), "line 2: missing 'pred'"),
     (json.dumps({"target": TARGET, "pred": 7}), "line 2: \"pred\" must be a scene string, not int"),
     (json.dumps({"target": "2,s_3s.png,0,3,0,1,1,0,0", "pred": ""}),
-     "line 2: \"target\" is not a valid scene string: a scene of 2 pieces has 17 fields"),
+     "line 2: \"target\" is not a valid scene string: a scene of 2 pieces needs 17 fields; this one has only 9"),
     (json.dumps({"target": TARGET, "pred": "1,s_3s.png,0,3,0,x,1,0,0"}),
      "line 2: \"pred\" is not a valid scene string: piece 0: x 'x' is not a number"),
 ])

@@ -7,10 +7,11 @@ import io
 from games.colors import exports, rules
 from games.colors.agents import LexiconSpeaker, RandomListener
 
-EXPECTED_COLUMNS = (
-    "gameid,msgTime,roundNum,condition,role,contents,clkTime,outcome,clickStatus,clickColH,clickColS,"
-    "clickColL,clickLocS,clickLocL,alt1Status,alt1ColH,alt1ColS,alt1ColL,alt1LocS,alt1LocL,"
-    "alt2Status,alt2ColH,alt2ColS,alt2ColL,alt2LocS,alt2LocL"
+EXPECTED_COLUMNS = (   # filteredCorpus.csv of the Colors in Context release, in its order
+    "gameid,clkTime,roundNum,condition,clickStatus,clickColH,clickColS,clickColL,clickLocS,clickLocL,"
+    "alt1Status,alt1ColH,alt1ColS,alt1ColL,alt1LocS,alt1LocL,alt2Status,alt2ColH,alt2ColS,alt2ColL,"
+    "alt2LocS,alt2LocL,targetD1Diff,targetD2Diff,D1D2Diff,outcome,msgTime,role,contents,workerid_uniq,"
+    "numOutcome,numRawWords,numRawChars,numCleanChars,numCleanWords,source"
 ).split(",")
 
 
@@ -51,7 +52,7 @@ def test_one_row_per_message_with_round_fields_repeated(new_colors_match):
     round2 = [row for row in rows if row["roundNum"] == 2]
     assert [(r["role"], r["contents"]) for r in round2] == [
         ("speaker", "first"), ("listener", "which?"), ("speaker", "the dull one")]
-    assert len({tuple((k, v) for k, v in r.items() if k not in ("msgTime", "role", "contents"))
+    assert len({tuple((k, v) for k, v in r.items() if k not in exports.MESSAGE_COLUMNS)
                 for r in round2}) == 1       # round fields repeated verbatim
     assert [r["msgTime"] for r in round2] == [5_900, 6_000, 6_100]
 

@@ -195,13 +195,26 @@ def test_model_worker_killed_and_absent_past_the_timeout(stack):
         stack.worker.start()
 
 
-async def _arrive(client: httpx.AsyncClient, base: str, slug: str, worker: str, statuses: Counter) -> bool:
+def _keep_loopback_cookies(client: httpx.AsyncClient):
+    """A response hook: send the Secure cookies back to the loopback servers over plain HTTP, as a
+    browser does for 127.0.0.1 (a secure context). The crowd pages' session cookie is Secure
+    there, and it is what binds each arrival to its participant (crowd/identity.py); httpx, like
+    http.cookiejar, sends a Secure cookie only over HTTPS."""
+    async def hook(response: httpx.Response) -> None:
+        for cookie in client.cookies.jar:
+            cookie.secure = False
+    return hook
+
+
+async def _arrive(client: httpx.AsyncClient, base: str, slug: str, lab: str, statuses: Counter) -> bool:
+    """One arrival through its signed lab link (``lab``: the query string, crowd/entry.py); the
+    client keeps its session cookie, so its pages and polls are its own (crowd/identity.py)."""
     async def call(method: str, url: str, **kw) -> httpx.Response:
         response = await client.request(method, url, **kw)
         statuses[response.status_code] += 1
         return response
 
-    page = await call("GET", f"{base}/b/{slug}/?worker={worker}", follow_redirects=True)
+    page = await call("GET", f"{base}/b/{slug}/?{lab}", follow_redirects=True)
     if page.status_code != 200:
         return False
     url = str(page.url)
@@ -219,11 +232,13 @@ async def _arrive(client: httpx.AsyncClient, base: str, slug: str, worker: str, 
 
 
 def test_mass_lobby_arrival_and_many_requests_keep_connections_bounded(stack):
-    slug = stack.manage("""
+    slug, labs = stack.manage("""
 import json
+from urllib.parse import urlencode
+from crowd.entry import lab_token
 from games.models import Batch
 b = Batch.objects.create(slug="crowd", title="Crowd", game_id="colors_v1", max_wait_s=300, config={"rounds": 2})
-print(json.dumps(b.slug))
+print(json.dumps([b.slug, [urlencode({"lab": lab_token(b, f"w{i}")}) for i in range(200)]]))
 """)
     statuses, peak = Counter(), []
 
@@ -237,9 +252,11 @@ print(json.dumps(b.slug))
         sampler = asyncio.create_task(sample(stop))
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
         clients = [httpx.AsyncClient(timeout=60, limits=limits) for _ in range(200)]
+        for c in clients:
+            c.event_hooks["response"] = [_keep_loopback_cookies(c)]
         try:
             results = await asyncio.gather(*[
-                _arrive(c, f"http://127.0.0.1:{stack.ports[i % 2]}", slug, f"w{i}", statuses)
+                _arrive(c, f"http://127.0.0.1:{stack.ports[i % 2]}", slug, labs[i], statuses)
                 for i, c in enumerate(clients)])
             async with httpx.AsyncClient(timeout=30) as c:   # then many plain requests, one at a time
                 for i in range(300):

@@ -35,7 +35,8 @@ SINGLE = [
     ("what is the frontmost object?", "a small blue rubber sphere"),
     ("what shape is the rearmost object?", "cylinder"),
     ("what is the shape of the object on the far left?", "sphere"),
-    ("what is left of the cylinder?", "a large red metal sphere"),
+    ("what is left of the cylinder?", "a small blue rubber sphere and a large red metal sphere"),
+    ("what is immediately left of the cylinder?", "a large red metal sphere"),
     ("how many things are left of the yellow cube?", "4"),
     ("how many things are in front of the green cylinder?", "4"),
     ("is there anything behind the cylinder?", "no"),
@@ -60,7 +61,11 @@ DIALOGS = [
     # coreference to the previous answer's object, relations from it, "how about"
     [("what color is the large cube?", "red"), ("what is its material?", "metal"),
      ("how many things are to its right?", "1"), ("how about to its left?", "1"),
-     ("what is behind it?", "a large green rubber cylinder"), ("what color is it?", "green")],
+     ("what is directly behind it?", "a large green rubber cylinder"), ("what color is it?", "green")],
+    # several things fit "behind it": all are named; "the thing behind it" is ambiguous
+    [("what color is the large cube?", "red"), ("what is behind it?",
+                                                 "a large green rubber cylinder and a large red metal sphere"),
+     ("what color is the thing behind the large cube?", "There are two things behind the large cube; which one do you mean?")],
     # "what about the X one": the referent changes, the question stays
     [("what size is the blue sphere?", "small"), ("what about the yellow one?", "small"),
      ("what color is the large cube?", "red"), ("what about the small one?", "yellow")],
@@ -79,7 +84,7 @@ DIALOGS = [
     [("what color is the yellow cube?", "yellow"),
      ("If there is a thing to its right, what color is it?", "There is nothing to the right of it.")],
     # "that one" and "share its color"
-    [("what is left of the cylinder?", "a large red metal sphere"), ("is that one shiny?", "yes"),
+    [("what is directly left of the cylinder?", "a large red metal sphere"), ("is that one shiny?", "yes"),
      ("how many things share its color?", "1")],
 ]
 
@@ -114,7 +119,7 @@ def test_unparseable_questions_get_i_cant_tell(scene5, question):
 
 def test_ambiguous_missing_and_dangling_references(scene5):
     alice = Alice()
-    assert alice.respond(scene5, "what color is the sphere?").text == "I can't tell which sphere you mean; I see 2."
+    assert alice.respond(scene5, "what color is the sphere?").text == "There are two spheres; which one do you mean?"
     assert alice.respond(scene5, "what color is the purple cube?").text == "I don't see any purple cube."
     assert alice.respond(scene5, "is it red?").text == "I can't tell what you are referring to."
 

@@ -21,6 +21,9 @@ def test_interpret_reads_human_and_bot_answers():
                                                             "shape": {"sphere"}}
     assert interpret("I can't tell.")["refusal"] == "unknown"
     assert interpret("I can't tell which cube you mean; I see 2.")["refusal"] == "ambiguous"
+    assert interpret("There are four things to the right of the cyan cube; which one do you mean?")["refusal"] == \
+        "ambiguous"
+    assert interpret("There aren't any purple things.")["refusal"] == "missing"
     assert interpret("I don't see any purple cube.")["refusal"] == "missing"
 
 

@@ -86,8 +86,8 @@ def test_visdial_export_shape():
     questions, answers = data["data"]["questions"], data["data"]["answers"]
     assert len(data["data"]["dialogs"]) == 3
     for rec, dialog in zip(records, data["data"]["dialogs"]):
-        assert dialog["image_id"] == rec["content"]["image_id"]
-        assert dialog["caption"] == rec["content"]["caption"]
+        assert dialog["image_id"] == vd_exports.dialog_image_id(rec["match_id"])
+        assert dialog["caption"] == vd_exports.norm_caption(rec["content"]["caption"])
         assert len(dialog["dialog"]) == 10
         logged = [e["payload"]["text"] for e in rec["events"] if e["type"] == "question_asked"]
         for turn, q in zip(dialog["dialog"], logged):

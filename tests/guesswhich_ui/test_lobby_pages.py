@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from games.models import Batch, Match, Seat
+from tests.platform.factories import lab_url
 
 from .conftest import SCREENS, VIEWPORT
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("agent_queues_served")]   # agents served (tests/conftest.py)
 
 
 def test_guesswhich_entry_instructions_and_game_page(live_server_url, browser):
@@ -17,7 +19,7 @@ def test_guesswhich_entry_instructions_and_game_page(live_server_url, browser):
                                  agents={"answerer": "alice_exact"}, config={"rounds": 9})
     ctx = browser.new_context(viewport=VIEWPORT)
     page = ctx.new_page()
-    page.goto(f"{live_server_url}/b/{batch.slug}/?worker=gw-ui-1")
+    page.goto(live_server_url + lab_url(batch, "gw-ui-1"))
     page.click("#agree")
     page.wait_for_selector("#instructions")
     text = page.inner_text("#instructions")
@@ -39,7 +41,7 @@ def test_visdial_instructions(live_server_url, browser):
                                  pairing=Batch.Pairing.HUMAN_HUMAN, config={"rounds": 10}, max_wait_s=30)
     ctx = browser.new_context(viewport=VIEWPORT)
     page = ctx.new_page()
-    page.goto(f"{live_server_url}/b/{batch.slug}/?worker=vd-ui-1")
+    page.goto(live_server_url + lab_url(batch, "vd-ui-1"))
     page.click("#agree")
     page.wait_for_selector("#instructions")
     text = page.inner_text("#instructions")
@@ -59,7 +61,7 @@ def test_guesswhich_answerer_gets_the_answerers_instructions(live_server_url, br
     page = ctx.new_page()
     errors = []
     page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
-    page.goto(f"{live_server_url}/b/{batch.slug}/?worker=gw-ui-a1")
+    page.goto(live_server_url + lab_url(batch, "gw-ui-a1"))
     page.click("#agree")
     page.wait_for_selector("#instructions")
     text = page.inner_text("#instructions")

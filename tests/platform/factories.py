@@ -24,6 +24,29 @@ def participant(b: Batch, worker: str | None = None, state=Participant.State.WAI
                                       waiting_since=timezone.now())
 
 
+def lab_query(b: Batch, name: str) -> str:
+    """The query string of ``name``'s signed lab link for batch ``b`` (crowd/entry.py)."""
+    from urllib.parse import urlencode
+
+    from crowd.entry import lab_token
+
+    return urlencode({"lab": lab_token(b, name)})
+
+
+def lab_url(b: Batch, name: str) -> str:
+    """The path of ``name``'s lab link (for a test client or a browser: prefix the server)."""
+    return f"/b/{b.slug}/?{lab_query(b, name)}"
+
+
+def enter(b: Batch, name: str, session: dict | None = None) -> Participant:
+    """A participant entered through ``b``'s lab link, bound to ``session`` (a fresh one unless given)."""
+    from crowd.entry import lab_token
+    from games import lobby
+
+    return lobby.participant_enter(batch=b, params=lobby.EntryParams("lab", "", lab_token=lab_token(b, name)),
+                                   session={} if session is None else session)
+
+
 def colors_match(rounds: int = 3, seed: int = 7, agents: dict | None = None, wake_agents: bool = True):
     """A colors match; human seats unless ``agents`` names agents per role. Returns (match, {role: seat})."""
     agents = agents or {}

@@ -89,8 +89,9 @@ def pairings(game_id: str) -> list[dict[str, str]]:
     """Seatings in which every CPU agent of the game plays at least once."""
     by_role: dict[str, list[str]] = {}
     for name, spec in sorted(all_agents().items()):
-        if spec.game_id == game_id and spec.device == "cpu" and name != "codraw_script_teller":
-            by_role.setdefault(spec.role, []).append(name)   # the script teller: below
+        if spec.game_id == game_id and spec.device == "cpu" and name not in ("codraw_script_teller",
+                                                                            "codraw_script_drawer"):
+            by_role.setdefault(spec.role, []).append(name)   # the script agents: below
     longest = max(len(names) for names in by_role.values())
     return [{role: names[i % len(names)] for role, names in by_role.items()} for i in range(longest)]
 
@@ -129,6 +130,15 @@ def test_the_script_teller_s_actions_validate():
     teller = codraw_agents.ScriptTeller()
     fresh = rules.initial_state(item, 4, {"script_teller": True})
     assert_validates_as_sent("codraw_v1", teller.act(rules.view_for(fresh, "teller")))
+    # a replay of a recorded dialog (an empty Teller message, a peek): both script agents
+    item["dialog"] = [{"seq_t": 1, "seq_d": 1, "msg_t": "", "msg_d": "hi", "abs_b": "", "abs_d": ""},
+                      {"seq_t": 2, "seq_d": 2, "msg_t": "a sun", "msg_d": "", "abs_b": "", "peeked": True,
+                       "abs_d": "1,s_3s.png,0,3,0,60,50,1,0,"}]
+    state = codraw_agents.play(item, {"teller": codraw_agents.ScriptTeller(), "drawer": codraw_agents.ScriptDrawer()},
+                               seed=4, config={"replay_dialog": True})
+    assert [m["text"] for m in state["chat"]] == ["", "hi", "a sun", ""] and state["peek"]["used"]
+    for message in state["chat"]:
+        assert_validates_as_sent("codraw_v1", {"type": "chat", "text": message["text"]})
 
 
 # What static/games/*/*.js send (client.act / act calls), one example per shape.

@@ -8,21 +8,31 @@ import pytest
 from django.test import Client
 
 from games.admin import BatchForm
+from games.batch_builder import as_form_data
 from games.batches import batch_problems
 from games.models import Batch, Participant
+from games.registry import GAMES
 
 from .factories import batch as make_batch
+from .factories import lab_url
 
 pytestmark = pytest.mark.django_db
 
 
 def form_data(**kw) -> dict:
+    """What the admin's batch builder posts: the model's fields, and the chosen game's roles,
+    agents and settings as their own fields (games/batch_builder.py)."""
     data = dict(slug="s1", title="t", game_id="colors_v1", pairing="human-agent", human_roles=["listener"],
                 agents={"speaker": "colors_lexicon_speaker"}, games_per_worker=1, max_wait_s=60,
                 inactivity_limit_s=600, on_timeout="leave", config={"rounds": 5}, content_pool=[],
-                pay_cents=0, bonus_cents=0, instructions="", status="open")
+                pay_cents=0, bonus_cents=0, instructions="", status="open", entry_kinds=["lab"],
+                lab_key="k1", exit_pay={}, prolific_codes={}, expected_minutes=10)
     data.update(kw)
-    return {k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in data.items()}
+    game = {k: data.pop(k) for k in ("human_roles", "agents", "config")}
+    out = {k: json.dumps(v) if isinstance(v, (list, dict)) and k != "entry_kinds" else v  # checkboxes: a list
+           for k, v in data.items()}
+    out.update(as_form_data(data["game_id"], **game) if data["game_id"] in GAMES else {})
+    return out
 
 
 def errors(**kw) -> dict:
@@ -35,8 +45,34 @@ def test_a_valid_batch_saves():
     form = BatchForm(data=form_data())
     assert form.is_valid(), form.errors
     b = form.save()
-    assert Batch.objects.get(pk=b.pk).agents == {"speaker": "colors_lexicon_speaker"}
+    b = Batch.objects.get(pk=b.pk)
+    assert (b.human_roles, b.agents, b.config) == (["listener"], {"speaker": "colors_lexicon_speaker"}, {"rounds": 5})
     assert batch_problems(b) == []
+
+
+def test_only_the_chosen_games_fields_are_read():
+    data = form_data(game_id="guesswhich_v1", human_roles=["questioner"], agents={"answerer": "alice_exact"},
+                     config={"rounds": 4, "difficulty": "hard"})
+    data.update(as_form_data("colors_v1", ["listener"], {"speaker": "colors_lexicon_speaker"}, {"rounds": 9}))
+    form = BatchForm(data=data)
+    assert form.is_valid(), form.errors
+    b = form.save()
+    assert (b.human_roles, b.agents, b.config) == (["questioner"], {"answerer": "alice_exact"},
+                                                   {"rounds": 4, "difficulty": "hard"})
+    # an existing batch's form shows its values in its game's fields
+    form = BatchForm(instance=b)
+    assert form["guesswhich_v1__agent__answerer"].value() == "alice_exact"
+    assert form["guesswhich_v1__set__difficulty"].value() == "hard"
+
+
+def test_choices_come_from_the_registries():
+    form = BatchForm()
+    assert [c for c, _ in form.fields["game_id"].choices] == list(GAMES)
+    speakers = [c for c, _ in form.fields["colors_v1__agent__speaker"].choices]
+    assert speakers == ["", "colors_lexicon_speaker"]
+    answerers = [c for c, _ in form.fields["guesswhich_v1__agent__answerer"].choices]
+    assert {"alice_exact", "alice_noisy"} <= set(answerers) and "qbot" not in answerers
+    assert [c for c, _ in form.fields["codraw_v1__roles"].choices] == ["teller", "drawer"]
 
 
 def test_unknown_game_is_refused():
@@ -46,33 +82,47 @@ def test_unknown_game_is_refused():
 
 def test_role_not_of_the_game():
     e = errors(human_roles=["drawer"])
-    assert "'drawer' is not a role of colors_v1" in e["human_roles"] and "speaker, listener" in e["human_roles"]
+    assert "drawer is not one of the available choices" in e["colors_v1__roles"]
 
 
 def test_agent_of_another_game_or_role():
     e = errors(agents={"speaker": "alice_exact"})
-    assert "alice_exact" in e["agents"] and "guesswhich_v1/answerer" in e["agents"]
-    assert "colors_lexicon_speaker" in e["agents"]  # the allowed values are named
+    assert "alice_exact is not one of the available choices" in e["colors_v1__agent__speaker"]
     e = errors(human_roles=["speaker"], agents={"listener": "colors_lexicon_speaker"})
-    assert "colors_v1/speaker" in e["agents"] and "colors_pragmatic_listener" in e["agents"]
+    assert "colors_lexicon_speaker" in e["colors_v1__agent__listener"]
     e = errors(agents={"speaker": "no_such_agent"})
-    assert "'no_such_agent'" in e["agents"] and "not a registered agent" in e["agents"]
+    assert "no_such_agent" in e["colors_v1__agent__speaker"]
 
 
 def test_human_agent_without_an_agent():
     e = errors(agents={})
-    assert "needs an agent for the speaker seat" in e["agents"]
+    assert "needs an agent for the speaker seat" in e["colors_v1__agent__speaker"]
     e = errors(pairing="agent-agent", human_roles=[], agents={"speaker": "colors_lexicon_speaker"})
-    assert "missing: listener" in e["agents"]
+    assert "missing: listener" in e["colors_v1__agent__listener"]
     e = errors(pairing="human-human", human_roles=[], agents={}, on_timeout="agent")
-    assert "on_timeout=agent" in e["agents"]
+    assert "on_timeout=agent" in e["colors_v1__agent__speaker"]
 
 
-def test_config_keys_and_types():
-    e = errors(config={"rounds": 5, "roundz": 3})
-    assert "Unknown setting 'roundz'" in e["config"] and "rounds" in e["config"]
-    assert "positive integer" in errors(config={"rounds": 0})["config"]
-    assert "must be int" in errors(config={"rounds": "many"})["config"]
+def test_settings_are_typed_fields():
+    assert "positive integer" in errors(config={"rounds": 0})["colors_v1__set__rounds"] or \
+        "greater than or equal to 1" in errors(config={"rounds": 0})["colors_v1__set__rounds"]
+    assert "whole number" in errors(config={"rounds": "many"})["colors_v1__set__rounds"]
+    e = errors(game_id="guesswhich_v1", human_roles=["questioner"], agents={"answerer": "alice_exact"},
+               config={"difficulty": "impossible"})
+    assert "impossible is not one of the available choices" in e["guesswhich_v1__set__difficulty"]
+
+
+def test_problems_name_their_field():
+    from games.batches import problems
+
+    found = problems(game_id="colors_v1", pairing="human-agent", human_roles=["listener"],
+                     agents={"speaker": "alice_exact"}, on_timeout="leave",
+                     config={"rounds": "many", "roundz": 1})
+    fields = {f for f, _ in found}
+    assert fields == {"agents.speaker", "config.rounds", "config"}
+    diff = problems(game_id="guesswhich_v1", pairing="agent-agent", human_roles=[], on_timeout="leave",
+                    agents={"answerer": "alice_exact", "questioner": "qbot"}, config={"difficulty": "x"})
+    assert diff == [("config.difficulty", "Setting 'difficulty' must be one of easy, medium, hard, not 'x'.")]
 
 
 def test_existing_batches_stay_valid():
@@ -108,7 +158,7 @@ def test_change_page_shows_entry_links(admin_client):
     assert r.status_code == 200
     assert ("http://testserver/b/links/?PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}"
             "&amp;SESSION_ID={{%SESSION_ID%}}") in html
-    assert "http://testserver/b/links/?worker=NAME" in html
+    assert "/research/batches/links/lab-links/" in html   # signed per-person lab links (crowd/entry.py)
     r = admin_client.get("/admin/games/batch/")
     assert r.status_code == 200 and "can run" in r.content.decode().lower()
 
@@ -119,15 +169,17 @@ def test_a_batch_that_can_no_longer_run_is_not_served(admin_client):
     ok = make_batch(slug="fine")
     Batch.objects.filter(pk=b.pk).update(agents={"speaker": "removed_agent"})
     c = Client()
-    r = c.get("/b/gone/?worker=x")
+    r = c.get(lab_url(b, "x"))
     assert r.status_code == 503
     assert "not available" in r.content.decode() and "<html" in r.content.decode().lower()
     assert not Participant.objects.filter(batch=b).exists()
     home = c.get("/").content.decode()
     assert "/b/gone/" not in home and "gone" not in home
-    assert "fine" in home or ok.title in home
+    assert "fine" not in home and ok.title not in home   # a live study is never listed (issue 11)
     # a worker who entered before the agent was removed is not paired either
-    p = Participant.objects.create(batch=ok, platform="lab", worker_id="w", state=Participant.State.WAITING)
+    assert c.get(lab_url(ok, "w")).status_code == 302
+    p = Participant.objects.get(batch=ok, worker_id="w")
+    Participant.objects.filter(pk=p.pk).update(state=Participant.State.WAITING)
     Batch.objects.filter(pk=ok.pk).update(config={"rounds": 3, "bogus": 1})
     r = c.get(f"/p/{p.token}/")
     assert r.status_code == 503

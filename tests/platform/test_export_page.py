@@ -96,7 +96,8 @@ def test_page_renders_and_home_links_it(staff):
 
 
 def test_every_format_streams_a_parseable_file(staff, matches):
-    assert set(export_formats()) == {"jsonl", "colors-csv", "codraw", "visdial", "guesswhich", "guesswhich-visdial"}
+    assert set(export_formats()) == {"jsonl", "colors-csv", "codraw", "visdial", "visdial-image-ids", "guesswhich",
+                                     "guesswhich-visdial", "guesswhich-visdial-image-ids", "questionnaire-csv"}
     response = staff.get(URL, {"format": "jsonl", "batch": "all", "status": "finished", "pseudonymise": "on"})
     assert response["Content-Type"].startswith("application/x-ndjson")
     assert response["Content-Disposition"] == 'attachment; filename="groundtalk-jsonl-all-finished.jsonl"'
@@ -110,18 +111,27 @@ def test_every_format_streams_a_parseable_file(staff, matches):
     rows = list(csv.DictReader(io.StringIO(body(response))))
     assert [r["contents"] for r in rows] == ["the blue one"] and rows[0]["gameid"] == str(matches["colors"].id)
 
+    # no questionnaire answered in these matches: the header only (tests/crowd_quality has the rows)
+    assert download(staff, "questionnaire-csv").splitlines() == [
+        "match_id,batch,game_id,role,worker,question_id,about,kind,question,answer"]
+
     codraw = json.loads(download(staff, "codraw"))
     assert len(codraw["data"]) == 1
 
     visdial = json.loads(download(staff, "visdial"))
-    assert visdial["matches"] == [str(matches["visdial"].id)] and len(visdial["data"]["dialogs"]) == 1
+    assert set(visdial) == {"version", "split", "data"} and len(visdial["data"]["dialogs"]) == 1
+    side = json.loads(download(staff, "visdial-image-ids"))   # the side file maps the image id back
+    assert [(r["image_id"], r["match_id"]) for r in side["images"]] == \
+        [(visdial["data"]["dialogs"][0]["image_id"], str(matches["visdial"].id))]
 
     guesswhich = [json.loads(line) for line in download(staff, "guesswhich").splitlines()]
     assert [g["match_id"] for g in guesswhich] == [str(matches["guesswhich"].id)]
     assert guesswhich[0]["rounds"][0]["question"] == "is it a dog?"
 
     gw_visdial = json.loads(download(staff, "guesswhich-visdial"))
-    assert gw_visdial["matches"] == [str(matches["guesswhich"].id)]
+    gw_side = json.loads(download(staff, "guesswhich-visdial-image-ids"))
+    assert [(r["image_id"], r["match_id"]) for r in gw_side["images"]] == \
+        [(d["image_id"], str(matches["guesswhich"].id)) for d in gw_visdial["data"]["dialogs"]]
 
 
 def test_status_filter(staff, matches):

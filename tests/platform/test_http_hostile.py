@@ -116,11 +116,13 @@ def test_nul_in_a_form_field_or_cookie_is_refused(world):
     r = client.post(p_url, "step=consent&agree=%ff", content_type="application/x-www-form-urlencoded")
     assert r.status_code == 400
     assert Participant.objects.get(token=world["token"]).state == Participant.State.CONSENT   # nothing written
+    owner = client.cookies["sessionid"].value   # the browser the participant is bound to (crowd/identity.py)
     client.cookies["sessionid"] = "abc\x00defghijk"
     r = client.get("/research/")
     assert r.status_code == 400 and is_styled(r.content.decode())
     # text typed into a form may hold line breaks and tabs
     ok = Client(raise_request_exception=False)
+    ok.cookies["sessionid"] = owner
     assert ok.post(p_url, {"step": "consent", "agree": "yes", "note": "line one\r\nline\ttwo"}).status_code == 302
 
 
@@ -134,13 +136,17 @@ def test_wrong_methods_and_missing_csrf_get_styled_pages(world):
     assert r.status_code == 405 and r["Allow"] == "POST" and is_styled(r.content.decode())
     r = client.put(f"/p/{world['token']}/")
     assert r.status_code == 405 and is_styled(r.content.decode())
+    # the crowd pages' POSTs are checked by origin, not by CSRF cookie (groundtalk_web/crowd_pages.py)
     strict = Client(enforce_csrf_checks=True, raise_request_exception=False)
     for url, data in ((f"/p/{world['token']}/", {"step": "consent", "agree": "yes"}),
                       (f"/m/{world['match']}/partner-gone", {"seat": world["seat"]})):
-        r = strict.post(url, data)
+        r = strict.post(url, data, HTTP_SEC_FETCH_SITE="cross-site", HTTP_ORIGIN="https://evil.example")
         body = r.content.decode()
-        assert r.status_code == 403 and is_styled(body) and "expired" in body and not leaks(body), url
+        assert r.status_code == 403 and is_styled(body) and not leaks(body), url
     assert Participant.objects.get(token=world["token"]).state == Participant.State.CONSENT
+    r = strict.post("/admin/login/", {"username": "a", "password": "b"})   # every other POST: Django's CSRF check
+    body = r.content.decode()
+    assert r.status_code == 403 and is_styled(body) and "expired" in body and not leaks(body)
 
 
 def test_missing_and_wrong_parameters_are_4xx(world):
@@ -165,9 +171,16 @@ def test_missing_and_wrong_parameters_are_4xx(world):
 PATTERNS = {
     "/": ["x"],
     "/b/{slug}/?worker=fuzz": ["worker", "workerId", "assignmentId", "hitId", "turkSubmitTo", "PROLIFIC_PID",
-                               "STUDY_ID", "SESSION_ID"],
+                               "STUDY_ID", "SESSION_ID", "lab"],
     "/p/{token}/": ["step"],
     "/p/{token}/status": ["x"],
+    "/p/{token}/device/": ["x"],
+    "/continue/": ["ticket", "code"],
+    "/research/batches/{slug}/lab-links/": ["count", "names", "prefix"],
+    "/research/batches/{slug}/launch/": ["platform", "live", "confirm", "reward_cents", "assignments"],
+    "/research/batches/{slug}/launch/{pk}/": ["action", "n"],
+    "/research/batches/{slug}/review/": ["action", "ids", "reason", "kind"],
+    "/research/batches/{slug}/review.csv": ["x"],
     "/m/{match}/?seat={seat}": ["seat"],
     "/m/{match}/partner-gone": ["seat"],
     "/m/{gw}/img/{image}.png?seat={gw_seat}&size=thumb": ["seat", "size"],
@@ -175,6 +188,10 @@ PATTERNS = {
     "/research/": ["next"],
     "/research/batches/{slug}/?format=json": ["format"],
     "/research/matches/{match}/": ["x"],
+    "/research/matches/{gw}/img/{image}.png?size=thumb": ["size"],
+    "/research/matches/{cd}/replay/1.svg?scale=1": ["scale"],
+    "/research/compare/?game=guesswhich_v1&role=answerer&a=human&b=alice_exact&compare=1":
+        ["game", "batch", "role", "play", "a", "b", "compare", "format"],
     "/research/export/?format=jsonl&batch=all&status=finished&since=2026-11-01&count=1":
         ["format", "batch", "status", "since", "until", "pseudonymise", "count", "preview"],
     "/codraw/art-config.js": ["x"],
@@ -315,5 +332,5 @@ def test_the_real_server_refuses_hostile_bytes(live_server_url):
     assert Participant.objects.count() == before and batch.participants.count() == 0
     status, body = _raw_request(live_server_url, b"/static/gt/style.css")   # static files still served
     assert status == 200 and ".card" in body
-    status, body = _raw_request(live_server_url, b"/b/hostile-live/?worker=ok%C3%A9")   # UTF-8 is fine
+    status, body = _raw_request(live_server_url, b"/b/hostile-live/?PROLIFIC_PID=ok%C3%A9")   # UTF-8 is fine
     assert status in (302, 429)   # 429: other tests' entries from 127.0.0.1 used up its rate limit

@@ -19,7 +19,7 @@ from games.services import match_apply_action
 
 from ..conftest import ROOT, child_env
 from .factories import batch as make_batch
-from .factories import participant
+from .factories import enter, participant
 
 pytestmark = pytest.mark.django_db
 
@@ -30,8 +30,9 @@ def test_parse_entry_for_each_platform():
     assert lobby.parse_entry({"assignmentId": lobby.PREVIEW_ASSIGNMENT}).is_preview
     p = lobby.parse_entry({"PROLIFIC_PID": "p1", "STUDY_ID": "s", "SESSION_ID": "q"})
     assert (p.platform, p.worker_id, p.study_id, p.session_id) == ("prolific", "p1", "s", "q")
-    assert lobby.parse_entry({"worker": "lab7"}).platform == "lab"
-    for bad in ({}, {"assignmentId": "X"}, {"PROLIFIC_PID": ""}, {"worker": "x" * 500},
+    assert lobby.parse_entry({"lab": "signed"}).lab_token == "signed"   # whose it is: participant_enter
+    assert lobby.parse_entry({"worker": "lab7"}).platform == "demo"
+    for bad in ({}, {"assignmentId": "X"}, {"PROLIFIC_PID": ""}, {"worker": "x" * 500}, {"lab": ""},
                 {"workerId": "A", "assignmentId": "X", "turkSubmitTo": "javascript:alert(1)"}):
         with pytest.raises(lobby.EntryError):
             lobby.parse_entry(bad)
@@ -52,8 +53,9 @@ def test_entry_consent_instructions_waiting_pages():
     c.post(r.url, {"step": "leave"})
     done = c.get(r.url).content.decode()
     p.refresh_from_db()
-    assert p.state == "done" and p.exit_reason == "left_waiting" and p.completion_code in done
-    assert "https://workersandbox.mturk.com/mturk/externalSubmit" in done
+    # leaving the waiting room at once earns nothing by default: no code, no submit form (issue 11)
+    assert p.state == "done" and p.exit_reason == "left_waiting" and (p.outcome, p.pay) == ("returned_early", "none")
+    assert p.completion_code not in done and "externalSubmit" not in done and "return the HIT" in done
     # re-entering with the same worker resumes the same participant
     c.get("/b/flow/?workerId=W1&assignmentId=A1&hitId=H1")
     assert Participant.objects.filter(worker_id="W1").count() == 1
@@ -64,7 +66,7 @@ def test_entry_consent_instructions_waiting_pages():
 
 def test_decline_consent():
     b = make_batch()
-    p = lobby.participant_enter(batch=b, params=lobby.EntryParams("lab", "x"))
+    p = enter(b, "x")
     lobby.participant_consent(participant_id=p.pk, agree=False)
     p.refresh_from_db()
     assert p.state == "declined"
@@ -200,6 +202,8 @@ def test_partner_gone_ends_match_only_after_the_grace_period():
     assert lobby.match_partner_gone(seat=Seat.objects.get(pk=mine.pk), gone_after_s=60) is True
     match = Match.objects.get(pk=mine.match_id)
     assert match.status == "aborted" and match.events.last().type == "match_aborted"
-    for p in (p1, p2):
-        p.refresh_from_db()
-        assert p.games_played == 1 and p.state == "waiting"
+    p1.refresh_from_db()
+    assert p1.games_played == 1 and p1.state == "waiting"   # the one who stayed plays on
+    p2.refresh_from_db()   # the one who left ends their part: returned early, not counted, no pay by default
+    assert (p2.games_played, p2.state, p2.exit_reason, p2.outcome, p2.pay) == (0, "done", "left_match",
+                                                                               "returned_early", "none")

@@ -20,24 +20,48 @@ pytestmark = pytest.mark.django_db(transaction=True)
 SPEAKER = "colors_lexicon_speaker"
 
 
+def moved_on(kind: str, match) -> None:
+    """One sweep, as each server process runs it. The session's test server (tests/conftest.py
+    live_server_url), when running, sweeps the same database with its own watchdog and may move a
+    match on first (SKIP LOCKED: never both); so a test checks what was done, once, rather than
+    which process did it. Taking the match's row lock afterwards waits for such a sweep to commit."""
+    from django.db import transaction
+
+    result = watchdog_sweep()
+    assert set(result) <= {kind} and result.get(kind, 0) <= 1, result
+    with transaction.atomic():
+        list(Match.objects.select_for_update().filter(pk=match.pk))
+
+
+def unanswered_speaker():
+    """A colors match whose agent speaker is due from now on and never answers: its turn is not
+    sent to the agents' queue, for a session's Celery worker (tests/conftest.py
+    celery_worker_process, once an earlier test started it) would answer it before the sweep."""
+    match, seats = colors_match(agents={"speaker": SPEAKER}, wake_agents=False)
+    Match.objects.filter(pk=match.pk).update(agent_seats={"speaker": SPEAKER}, agent_due_since=timezone.now())
+    match.refresh_from_db()
+    return match, seats
+
+
 def overdue(match, seconds: float) -> None:
     Match.objects.filter(pk=match.pk).update(agent_due_since=timezone.now() - timedelta(seconds=seconds))
 
 
 def test_an_agent_seat_that_is_due_is_recorded_with_the_match():
     match, _ = colors_match(agents={"speaker": SPEAKER})
-    assert Match.objects.get(pk=match.pk).agent_due_since is not None
+    assert match.agent_due_since is not None   # as created (a worker may have answered since)
     human, _ = colors_match()
     assert Match.objects.get(pk=human.pk).agent_due_since is None
 
 
 def test_an_overdue_agent_gets_its_fallback_and_the_human_is_told():
-    match, _ = colors_match(agents={"speaker": SPEAKER})
+    match, _ = unanswered_speaker()
     assert watchdog_sweep() == {}    # within its timeout: nothing to do
     overdue(match, get_agent_spec(SPEAKER).timeout_s + 1)
-    assert watchdog_sweep()["fallback"] == 1
+    moved_on("fallback", match)
     events = list(MatchEvent.objects.filter(match=match).order_by("seq").values_list("type", "actor"))
     assert events[-2:] == [("agent_timed_out", "system"), ("message_sent", "speaker")]
+    assert [t for t, _ in events].count("agent_timed_out") == 1   # one fallback, whichever process gave it
     after = Match.objects.get(pk=match.pk)
     assert after.agent_due_since is None        # now the human listener's turn
     assert watchdog_sweep() == {}                # and a second sweep does nothing
@@ -56,21 +80,35 @@ def test_a_humans_action_does_not_restart_the_agents_clock():
 
 
 def test_an_agent_nobody_can_play_ends_the_match():
-    match, _ = colors_match(agents={"speaker": SPEAKER})
+    match, _ = unanswered_speaker()
     Match.objects.filter(pk=match.pk).update(agent_seats={"speaker": "no_such_agent"},
                                              agent_due_since=timezone.now() - timedelta(hours=1))
-    assert watchdog_sweep()["aborted"] == 1
+    moved_on("aborted", match)
     match.refresh_from_db()
     assert match.status == Match.Status.ABORTED
     assert MatchEvent.objects.filter(match=match, type="match_aborted", payload__reason="agent_failed").exists()
 
 
+def test_an_agent_this_process_does_not_know_gets_the_default_timeout_first():
+    """Another process may serve it (its own models file; a rolling deploy): not aborted at once."""
+    from agents.base import AgentSpec
+
+    match, _ = unanswered_speaker()
+    default = AgentSpec.__dataclass_fields__["timeout_s"].default
+    Match.objects.filter(pk=match.pk).update(agent_seats={"speaker": "served_elsewhere"},
+                                             agent_due_since=timezone.now() - timedelta(seconds=default - 5))
+    assert watchdog_sweep() == {}
+    assert Match.objects.get(pk=match.pk).status == Match.Status.ACTIVE
+    overdue(match, default + 1)
+    moved_on("aborted", match)
+    assert Match.objects.get(pk=match.pk).status == Match.Status.ABORTED
+
+
 def test_a_game_clock_that_ran_out_ends_the_match():
     match, _ = colors_match()
     Match.objects.filter(pk=match.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
-    done = watchdog_sweep()
+    moved_on("time_up", match)
     match.refresh_from_db()
-    assert done["time_up"] == 1
     # the colour game's rules have no clock: the match is aborted, saying why
     assert match.status == Match.Status.ABORTED
     assert MatchEvent.objects.filter(match=match, type="match_aborted", payload__reason="time_up").exists()
@@ -85,14 +123,14 @@ def test_codraws_clock_ends_the_match_through_its_rules():
                          seed=3, config={"time_limit_s": 60})
     assert match.deadline_at is not None
     Match.objects.filter(pk=match.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
-    assert watchdog_sweep()["time_up"] == 1
+    moved_on("time_up", match)
     match.refresh_from_db()
     assert match.status == Match.Status.TIMED_OUT          # recorded as timed out, not finished
     assert MatchEvent.objects.filter(match=match, actor="system").exclude(action=None).exists()
 
 
 def test_an_agent_within_its_timeout_is_left_alone():
-    match, _ = colors_match(agents={"speaker": SPEAKER})
+    match, _ = unanswered_speaker()
     overdue(match, get_agent_spec(SPEAKER).timeout_s / 2)   # past the sweep's floor, within its timeout
     assert watchdog_sweep() == {}                           # not even claimed (no lock taken)
     assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
@@ -100,16 +138,16 @@ def test_an_agent_within_its_timeout_is_left_alone():
 
 @pytest.mark.parametrize("game_id", ["colors_v1", "codraw_v1", "guesswhich_v1", "visdial_v1"])
 def test_an_abandoned_match_of_every_game_ends_after_its_inactivity_limit(game_id):
-    from games.lobby import participant_enter, parse_entry
     from games.models import Participant, Seat
     from games.registry import get_game
     from games.services import SeatSpec, match_create
 
     from .factories import batch as make_batch
+    from .factories import enter
 
     b = make_batch(game_id=game_id, inactivity_limit_s=300, config={})
     roles = get_game(game_id).roles
-    people = [participant_enter(batch=b, params=parse_entry({"worker": f"w-{game_id}-{r}"})) for r in roles]
+    people = [enter(b, f"w-{game_id}-{r}") for r in roles]
     Participant.objects.filter(pk__in=[p.pk for p in people]).update(state=Participant.State.PLAYING)
     match = match_create(game_id=game_id, batch=b, seed=5,
                          seats={r: SeatSpec(Seat.Kind.HUMAN, participant=p) for r, p in zip(roles, people)})
@@ -117,12 +155,17 @@ def test_an_abandoned_match_of_every_game_ends_after_its_inactivity_limit(game_i
     Match.objects.filter(pk=match.pk).update(updated_at=timezone.now() - timedelta(seconds=299))
     assert watchdog_sweep() == {}                      # within the limit
     Match.objects.filter(pk=match.pk).update(updated_at=timezone.now() - timedelta(seconds=301))
-    assert watchdog_sweep()["inactive"] == 1
+    moved_on("inactive", match)
     match.refresh_from_db()
     assert match.status == Match.Status.ABORTED
     assert MatchEvent.objects.filter(match=match, type="match_aborted", payload__reason="inactive").exists()
-    for p in Participant.objects.filter(pk__in=[p.pk for p in people]):
-        assert p.state == Participant.State.DONE and p.exit_reason == "match_inactive"   # let go, not re-queued
+    due = set(get_game(game_id).rules.to_act(match.state))
+    assert due
+    for p in Participant.objects.filter(pk__in=[p.pk for p in people]):   # let go, not re-queued
+        role = Seat.objects.get(match=match, participant=p).role
+        # the worker the game waited on stopped playing; the other was waiting on them (issue 11)
+        want = ("match_inactive", "returned_early") if role in due else ("partner_inactive", "partner_left")
+        assert p.state == Participant.State.DONE and (p.exit_reason, p.outcome) == want, role
 
 
 def test_a_batch_without_an_inactivity_limit_never_aborts_for_it():

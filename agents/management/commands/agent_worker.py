@@ -39,11 +39,18 @@ class Command(BaseCommand):
         from groundtalk_web.celery import app
 
         specs = all_agents()
+        # torch agents of the models file are served by ``model_worker --family`` (batched, warm)
+        batched = {n for n, s in specs.items() if s.model is not None and s.model.kind == "torch"}
         names = [n for n in opts["agents"].split(",") if n] or [
-            n for n, s in specs.items() if (s.device == "gpu") == opts["gpu"]]
+            n for n, s in specs.items() if (s.device == "gpu") == opts["gpu"] and n not in batched]
         unknown = [n for n in names if n not in specs]
         if unknown:
             raise CommandError(f"Unknown agent(s): {', '.join(unknown)}")
+        served_elsewhere = [n for n in names if n in batched]
+        if served_elsewhere:
+            raise CommandError("Model agent(s) " + ", ".join(served_elsewhere) + " are served by "
+                               + ", ".join(sorted({f"`manage.py model_worker --family {specs[n].model.family_key}`"
+                                                   for n in served_elsewhere})))
         queues = sorted({specs[n].queue_name for n in names} | (set() if opts["no_control"] else {"control"}))
         gpu = opts["gpu"] or any(specs[n].device == "gpu" for n in names)
         argv = ["worker", "-Q", ",".join(queues), "--loglevel", opts["loglevel"],
@@ -56,8 +63,9 @@ class Command(BaseCommand):
             return
         self.supervise([sys.executable, "-m", "celery", "-A", "groundtalk_web", *argv])
 
-    def supervise(self, command: list[str]) -> None:
-        """Run ``command`` and start it again whenever it exits unasked (module docstring)."""
+    def supervise(self, command: list[str], label: str = "agent worker", fatal_codes: tuple[int, ...] = ()) -> None:
+        """Run ``command`` and start it again whenever it exits unasked (module docstring); an exit
+        status in ``fatal_codes`` (a configuration error) ends the supervisor too."""
         stopping = False
         child: subprocess.Popen | None = None
 
@@ -73,14 +81,16 @@ class Command(BaseCommand):
         while not stopping:
             started = time.monotonic()
             child = subprocess.Popen(command)
-            self.stdout.write(f"agent worker: started Celery (pid {child.pid}): {' '.join(command[3:])}")
+            self.stdout.write(f"{label}: started (pid {child.pid}): {' '.join(command[3:])}")
             self.stdout.flush()
             code = child.wait()
             if stopping:
                 break
+            if code in fatal_codes:
+                raise CommandError(f"{label}: exited with {code} (see the message above); not restarting")
             if time.monotonic() - started > 60:
                 pause = 0.5   # it had been running fine: restart at once
-            self.stderr.write(f"agent worker: Celery exited with {code}; starting it again in {pause:.1f} s")
+            self.stderr.write(f"{label}: exited with {code}; starting it again in {pause:.1f} s")
             self.stderr.flush()
             time.sleep(pause)
             pause = min(pause * 2, 10.0)

@@ -4,7 +4,9 @@
     python manage.py codraw_score --pairs pairs.jsonl  # JSON lines {"target": ..., "pred": ...}
     python manage.py codraw_score --pairs -            # the same from standard input
 
-Scene strings are in the Abstract Scenes format of CoDraw_1_0.json (``abs_t``, ``abs_d``). Each
+Scene strings are in the Abstract Scenes format of CoDraw_1_0.json (``abs_t``, ``abs_d``), read
+as the authors' reader reads them (scenes.parse_scene: ``"0,,"`` is an empty scene, fields after
+the counted pieces and the png/slot fields are not read). Each
 score is printed on its own line at full precision (``repr`` of the float), one per input pair in
 input order; blank lines in the pairs file are skipped. Malformed input stops with an error that
 names the line (``line 3: ...``) and prints nothing for that file.

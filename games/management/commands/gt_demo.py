@@ -45,8 +45,10 @@ class Command(BaseCommand):
             if spec["game_id"] not in GAMES or any(a not in known for a in spec.get("agents", {}).values()):
                 self.stdout.write(f"skipped batch {spec['slug']}: its game or agents are not installed")
                 continue
-            batch, created = Batch.objects.update_or_create(slug=spec["slug"], defaults=spec)
-            self.stdout.write(f"{'created' if created else 'updated'} batch {batch.slug}: /b/{batch.slug}/?worker=NAME")
+            # open entry (?worker=NAME) for the demo, honoured only while the server runs embedded
+            batch, created = Batch.objects.update_or_create(slug=spec["slug"], defaults={**spec, "entry_kinds": ["demo"]})
+            self.stdout.write(f"{'created' if created else 'updated'} batch {batch.slug}: /b/{batch.slug}/?worker=NAME"
+                              " (embedded mode only)")
         if opts["admin"]:
             if not settings.EMBEDDED:
                 self.stderr.write("--admin is for the embedded demo only; use createsuperuser.")

@@ -4,29 +4,18 @@
     python manage.py guesswhich_report --batch pilot-a --batch pilot-b --compare alice_exact alice_noisy
     python manage.py guesswhich_report --plot docs/guesswhich_versions.png
 
-Matches are grouped by the answerer seat: the agent's name (its ALICE version) or "human".
+Matches are grouped by the answerer seat: the agent's name (its ALICE version) or "human"
+(games/monitor.py, shared with the staff comparison page /research/compare/). ``--compare`` refuses
+two versions where one group was played with a person and the other by agents alone; ``--play human``
+or ``--play agent`` keeps one kind.
 """
 from __future__ import annotations
 
-from collections import defaultdict
-
 from django.core.management.base import BaseCommand, CommandError
 
-from games.clevr.metrics import compare_versions
 from games.guesswhich.agents import summarize
-from games.models import Match, Seat
-
-
-def outcomes_by_version(batches: list[str]) -> dict[str, list[dict]]:
-    matches = Match.objects.filter(game_id="guesswhich_v1", status=Match.Status.FINISHED)
-    if batches:
-        matches = matches.filter(batch__slug__in=batches)
-    answerer = {s.match_id: (s.agent_name or "human") for s in
-                Seat.objects.filter(match__in=matches, role="answerer").only("match_id", "agent_name")}
-    grouped: dict[str, list[dict]] = defaultdict(list)
-    for match in matches.only("id", "outcome").iterator(chunk_size=500):
-        grouped[answerer.get(match.id, "unknown")].append(match.outcome)
-    return dict(grouped)
+from games.models import Match
+from games.monitor import PLAY_CHOICES, CompareRefused, compare_groups, outcomes_by_version
 
 
 class Command(BaseCommand):
@@ -35,10 +24,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--batch", action="append", default=[], help="only these batches (repeatable)")
         parser.add_argument("--compare", nargs=2, metavar=("A", "B"), help="two versions to test against each other")
+        parser.add_argument("--play", choices=list(PLAY_CHOICES), default="all",
+                            help="all matches, those with a human seat, or agent-only ones")
         parser.add_argument("--plot", default="", help="write per-round coarse-rank curves per version to a PNG")
 
     def handle(self, *args, **opts):
-        grouped = outcomes_by_version(opts["batch"])
+        grouped = outcomes_by_version(opts["batch"], play=opts["play"])
         if not grouped:
             raise CommandError("No finished GuessWhich matches match these filters.")
         for version in sorted(grouped):
@@ -49,8 +40,12 @@ class Command(BaseCommand):
             missing = [v for v in (a, b) if v not in grouped]
             if missing:
                 raise CommandError(f"No matches for {', '.join(missing)}; have {', '.join(sorted(grouped))}")
-            ranks = {v: [o["rank"] for o in grouped[v] if o.get("found")] for v in (a, b)}
-            test = compare_versions(ranks[a], ranks[b])
+            try:
+                result = compare_groups(game_id="guesswhich_v1", batches=opts["batch"], role="answerer", a=a, b=b,
+                                        play=opts["play"], statuses=(Match.Status.FINISHED,))
+            except CompareRefused as exc:
+                raise CommandError(f"{exc} (here: --play human or --play agent)") from None
+            test = {k: v for k, v in result["test"]["rows"][0].items() if k != "what"}
             self.stdout.write(f"Mann-Whitney U, ranks of {a} vs {b}: " +
                               ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                                         for k, v in test.items()))

@@ -49,7 +49,8 @@ def play_match(match: Match, agents: dict[str, str], max_steps: int = 100_000) -
             return match
         moved = False
         for role in rules.to_act(match.state):
-            action = agent_instance(agents[role]).act(rules.view_for(match.state, role))
+            agent = agent_instance(agents[role])
+            action = agent.act(rules.view_for(match.state, role))
             if action is None:
                 continue
             try:
@@ -57,6 +58,10 @@ def play_match(match: Match, agents: dict[str, str], max_steps: int = 100_000) -
                                    client_action_id=f"sim:{role}:{match.seq}", expected_seq=match.seq)
             except IllegalAction as exc:
                 raise CommandError(f"{agents[role]} made an illegal move in {match.id}: {exc}") from exc
+            if callable(getattr(agent, "seat_record", None)):   # a model agent: its checkpoint hash on the seat
+                from agents.serving.seats import seats_record_model
+
+                seats_record_model(turns=[(str(match.id), role)], record=agent.seat_record())
             moved = True
             break
         if not moved:

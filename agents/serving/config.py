@@ -1,0 +1,339 @@
+"""The model-agent configuration file: which model agents exist, read without torch.
+
+The file is TOML (stdlib ``tomllib``): ``models/models.toml`` in the project, or the path in the
+``GT_MODELS_FILE`` environment variable. A missing default file means "no model agents"; a
+``GT_MODELS_FILE`` that does not exist is an error. Each ``[[agent]]`` table declares one agent
+(docs/agents.md, "The configuration file", has the full reference)::
+
+    [[agent]]
+    name = "colors_neural_listener"     # unique among all agents; what batches name
+    kind = "torch"                      # "torch" (a model family, the default) or "http" (the bridge)
+    game_id = "colors_v1"
+    role = "listener"
+    family = "games.colors.neural_agents:NeuralLiteralListener"   # module:Class with load/act_batch
+    family_key = "colors_l0"            # agents with one key share one loaded model and one queue
+    checkpoint = "colors/colors_neural_listener.pt"   # relative to this file's folder (or absolute)
+    device = "cpu"                      # "cpu", "cuda" or "cuda:N"
+    batch_size = 32                     # turns per act_batch call, at most
+    wait_ms = 5                         # how long the first turn of a batch waits for more
+    timeout_s = 10                      # then the watchdog's fallback acts and the person is told
+    fallback = "colors_literal_listener"   # a rule agent of the same game and role (required)
+    version = "l0-2026-11-23"           # recorded on every seat the model plays
+    description = "..."
+    options = {}                        # keyword arguments of the family's load(), passed as they are
+    # sha256 = "…"                      # optional: the worker refuses a checkpoint with another hash
+
+    [[agent]]
+    name = "colors_remote_listener"
+    kind = "http"
+    game_id = "colors_v1"
+    role = "listener"
+    url = "http://127.0.0.1:9000/act"   # the bridge POSTs the seat's view here (agents/bridge.py)
+    headers = { Authorization = "Bearer ..." }
+    timeout_s = 5
+    fallback = "colors_literal_listener"
+    version = "remote-1"
+
+Every entry becomes an :class:`agents.base.AgentSpec` in ``agents.registry.all_agents()`` (so the
+batch builder, ``simulate``, the agent docs and the lobby see it): a torch agent's queue is
+``model.<family_key>`` (served by ``manage.py model_worker --family <family_key>``) and its device
+``gpu`` unless it runs on the CPU; an http agent is a CPU agent on its own ``agent.<name>`` queue,
+served by ``manage.py agent_worker`` like the rule agents. Any problem is a
+:class:`ModelConfigError` (an ``ImproperlyConfigured``) naming the file, the entry and the field;
+``agents.apps`` checks the file when Django starts, so a bad file stops every process at start-up.
+
+Nothing here imports torch or a family's module (the web process reads this file): the family's
+module is only looked up (``importlib.util.find_spec``); the worker imports it.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_FILE = ROOT / "models" / "models.toml"
+ENV = "GT_MODELS_FILE"
+KINDS = ("torch", "http")
+NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+KEY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+CLASS_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+DEVICE_RE = re.compile(r"^(cpu|cuda|cuda:\d+)$")
+SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+
+COMMON = {"name", "kind", "game_id", "role", "timeout_s", "fallback", "version", "description"}
+TORCH_KEYS = COMMON | {"family", "family_key", "checkpoint", "device", "batch_size", "wait_ms", "options", "sha256"}
+HTTP_KEYS = COMMON | {"url", "headers"}
+# What agents sharing one family_key must agree on (one loaded model, one batcher).
+SHARED = ("family", "checkpoint", "device", "batch_size", "wait_ms", "options", "sha256")
+
+
+class ModelConfigError(ImproperlyConfigured):
+    """A bad model configuration file; the message names the file, the entry and the field."""
+
+
+@dataclass(frozen=True)
+class ModelAgentConfig:
+    """One ``[[agent]]`` entry, checked. ``checkpoint`` is resolved against the file's folder."""
+
+    name: str
+    kind: str
+    game_id: str
+    role: str
+    timeout_s: float
+    fallback: str
+    version: str
+    description: str = ""
+    # torch
+    family: str = ""
+    family_key: str = ""
+    checkpoint: str = ""
+    device: str = "cpu"
+    batch_size: int = 16
+    wait_ms: float = 5.0
+    options: dict = field(default_factory=dict)
+    sha256: str = ""
+    # http
+    url: str = ""
+    headers: dict = field(default_factory=dict)
+
+    @property
+    def queue(self) -> str | None:
+        return f"model.{self.family_key}" if self.kind == "torch" else None
+
+    def seat_record(self) -> dict:
+        """What a seat this agent plays records at match creation (games.models.Seat.agent_model);
+        the worker adds the checkpoint's sha256 it actually loaded when the model acts."""
+        if self.kind == "http":
+            parts = urlsplit(self.url)
+            # the address without its query string (which may carry a key)
+            return {"kind": "http", "version": self.version, "endpoint": f"{parts.scheme}://{parts.netloc}{parts.path}"}
+        record = {"kind": "torch", "version": self.version, "family": self.family, "family_key": self.family_key,
+                  "checkpoint": self.checkpoint, "device": self.device}
+        if self.sha256:
+            record["checkpoint_sha256"] = self.sha256
+        return record
+
+
+def models_file() -> tuple[Path, bool]:
+    """The configuration file's path and whether it was named explicitly (``GT_MODELS_FILE``)."""
+    named = os.environ.get(ENV, "").strip()
+    return (Path(named), True) if named else (DEFAULT_FILE, False)
+
+
+def read_entries(path: Path | None = None) -> tuple[Path, list[dict]]:
+    """The raw ``[[agent]]`` tables of the file (none when the default file is absent)."""
+    explicit = path is not None
+    if path is None:
+        path, explicit = models_file()
+    if not path.is_file():
+        if explicit:
+            raise ModelConfigError(f"The model configuration file {path} ({ENV}) does not exist.")
+        return path, []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ModelConfigError(f"The model configuration file {path} is not valid TOML: {exc}") from None
+    unknown = set(data) - {"agent"}
+    if unknown:
+        raise ModelConfigError(f"{path}: unknown top-level key(s) {', '.join(sorted(unknown))}; "
+                               f"declare agents as [[agent]] tables.")
+    entries = data.get("agent", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ModelConfigError(f"{path}: 'agent' must be an array of tables ([[agent]]).")
+    return path, entries
+
+
+def parse(path: Path | None = None, *, rule_agents: dict | None = None) -> list[ModelAgentConfig]:
+    """Every entry of the file, checked (see the module docstring); ``rule_agents`` (name -> AgentSpec,
+    the games' own agents) checks fallbacks and name clashes, when given."""
+    path, entries = read_entries(path)
+    configs = [_entry(path, i, raw) for i, raw in enumerate(entries, 1)]
+    names: set[str] = set()
+    families: dict[str, ModelAgentConfig] = {}
+    for i, cfg in enumerate(configs, 1):
+        where = f"{path}: agent #{i} ({cfg.name})"
+        if cfg.name in names:
+            raise ModelConfigError(f"{where}: the name {cfg.name!r} is declared twice.")
+        names.add(cfg.name)
+        if cfg.kind == "torch":
+            first = families.setdefault(cfg.family_key, cfg)
+            for key in SHARED:
+                if getattr(first, key) != getattr(cfg, key):
+                    raise ModelConfigError(
+                        f"{where}: shares family_key {cfg.family_key!r} with {first.name!r} but its {key} differs "
+                        f"({getattr(cfg, key)!r} vs {getattr(first, key)!r}); agents of one family share one loaded "
+                        f"model: give it another family_key.")
+        if rule_agents is not None:
+            _check_against_registry(where, cfg, rule_agents)
+    return configs
+
+
+def _entry(path: Path, index: int, raw: dict) -> ModelAgentConfig:
+    name = raw.get("name")
+    where = f"{path}: agent #{index}" + (f" ({name})" if isinstance(name, str) else "")
+
+    def fail(key: str, why: str):
+        raise ModelConfigError(f"{where}: {key} {why}")
+
+    def text(key: str, *, required: bool = True, default: str = "") -> str:
+        value = raw.get(key, None)
+        if value is None:
+            if required:
+                fail(key, "is missing.")
+            return default
+        if not isinstance(value, str) or (required and not value.strip()):
+            fail(key, f"must be a non-empty string, not {value!r}.")
+        return value.strip()
+
+    def number(key: str, default, *, lo: float, whole: bool = False, lo_open: bool = False):
+        value = raw.get(key, default)
+        if value is None:
+            fail(key, "is missing.")
+        ok_type = isinstance(value, int) if whole else isinstance(value, (int, float))
+        if isinstance(value, bool) or not ok_type or value != value or value in (float("inf"), float("-inf")):
+            fail(key, f"must be a {'whole number' if whole else 'number'}, not {value!r}.")
+        if value < lo or (lo_open and value == lo):
+            fail(key, f"must be {'more than' if lo_open else 'at least'} {lo:g}, not {value!r}.")
+        return value
+
+    kind = raw.get("kind", "torch")
+    if kind not in KINDS:
+        fail("kind", f"must be one of {', '.join(KINDS)}, not {kind!r}.")
+    unknown = set(raw) - (TORCH_KEYS if kind == "torch" else HTTP_KEYS)
+    if unknown:
+        raise ModelConfigError(f"{where}: unknown key(s) for a {kind} agent: {', '.join(sorted(unknown))}.")
+    name = text("name")
+    if not NAME_RE.match(name):
+        fail("name", f"must be lower-case letters, digits and _ (starting with a letter, at most 64), not {name!r}.")
+    common = dict(name=name, kind=kind, game_id=text("game_id"), role=text("role"),
+                  timeout_s=float(number("timeout_s", None, lo=0, lo_open=True)), fallback=text("fallback"),
+                  version=text("version"), description=text("description", required=False))
+    if kind == "http":
+        url = text("url")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            fail("url", f"must be an http:// or https:// address, not {url!r}.")
+        headers = raw.get("headers", {})
+        if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                    for k, v in headers.items()):
+            fail("headers", "must be a table of strings (name = \"value\").")
+        return ModelAgentConfig(**common, url=url, headers=dict(headers))
+    family = text("family")
+    if not CLASS_RE.match(family):
+        fail("family", f"must name a class as 'package.module:Class', not {family!r}.")
+    module = family.split(":")[0]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        fail("family", f"names the module {module!r}, which cannot be found.")
+    family_key = text("family_key", required=False, default=name)
+    if not KEY_RE.match(family_key):
+        fail("family_key", f"must be lower-case letters, digits, _ and - (at most 64), not {family_key!r}.")
+    checkpoint = text("checkpoint")
+    checkpoint_path = Path(checkpoint)
+    if not checkpoint_path.is_absolute():
+        checkpoint_path = (path.parent / checkpoint_path).resolve()
+    device = text("device", required=False, default="cpu")
+    if not DEVICE_RE.match(device):
+        fail("device", f"must be 'cpu', 'cuda' or 'cuda:N', not {device!r}.")
+    options = raw.get("options", {})
+    if not isinstance(options, dict):
+        fail("options", "must be a table (keyword arguments of the family's load()).")
+    sha256 = text("sha256", required=False).lower()
+    if sha256 and not SHA_RE.match(sha256):
+        fail("sha256", f"must be 64 hexadecimal digits, not {raw.get('sha256')!r}.")
+    return ModelAgentConfig(**common, family=family, family_key=family_key, checkpoint=str(checkpoint_path),
+                            device=device, batch_size=int(number("batch_size", 16, lo=1, whole=True)),
+                            wait_ms=float(number("wait_ms", 5.0, lo=0)), options=dict(options), sha256=sha256)
+
+
+def _check_against_registry(where: str, cfg: ModelAgentConfig, rule_agents: dict) -> None:
+    from games.registry import GAMES
+
+    if cfg.game_id not in GAMES:
+        raise ModelConfigError(f"{where}: game_id {cfg.game_id!r} is not a registered game; known: "
+                               f"{', '.join(sorted(GAMES))}.")
+    roles = GAMES[cfg.game_id].roles
+    if cfg.role not in roles:
+        raise ModelConfigError(f"{where}: role {cfg.role!r} is not a role of {cfg.game_id}; its roles: "
+                               f"{', '.join(roles)}.")
+    if cfg.name in rule_agents:
+        raise ModelConfigError(f"{where}: the name {cfg.name!r} is already a registered agent of "
+                               f"{rule_agents[cfg.name].game_id}.")
+    fallback = rule_agents.get(cfg.fallback)
+    candidates = sorted(n for n, s in rule_agents.items()
+                        if s.game_id == cfg.game_id and s.role == cfg.role and s.device == "cpu")
+    if fallback is None or fallback.game_id != cfg.game_id or fallback.role != cfg.role or fallback.device != "cpu":
+        why = "is not a registered agent" if fallback is None else (
+            f"plays {fallback.game_id}/{fallback.role} on {fallback.device}")
+        raise ModelConfigError(f"{where}: fallback {cfg.fallback!r} {why}; the fallback must be a rule agent of "
+                               f"{cfg.game_id}/{cfg.role}: {', '.join(candidates) or '(none registered)'}.")
+
+
+def agent_specs(rule_agents: dict) -> list:
+    """The configured agents as :class:`agents.base.AgentSpec` (checked against ``rule_agents``)."""
+    from agents.base import AgentSpec
+
+    specs = []
+    for cfg in parse(rule_agents=rule_agents):
+        if cfg.kind == "torch":
+            factory = "agents.serving.family:LocalModelAgent"
+        else:
+            factory = "agents.bridge:HttpAgent"
+        specs.append(AgentSpec(
+            cfg.name, cfg.game_id, cfg.role, _lazy(factory), cfg.description or _describe(cfg),
+            kwargs={"config": cfg}, queue=cfg.queue, device="cpu" if cfg.device == "cpu" else "gpu",
+            timeout_s=cfg.timeout_s, fallback=cfg.fallback, model=cfg))
+    return specs
+
+
+def _describe(cfg: ModelAgentConfig) -> str:
+    if cfg.kind == "http":
+        return f"Model behind an HTTP endpoint (bridge), version {cfg.version}."
+    return f"Model {cfg.family} ({cfg.family_key}), version {cfg.version}."
+
+
+def _lazy(path: str):
+    """A factory that imports ``module:Class`` only when an agent is built (never in the web process
+    for a torch agent: the worker or ``simulate`` builds it)."""
+
+    def build(**kwargs):
+        module, _, cls = path.partition(":")
+        return getattr(importlib.import_module(module), cls)(**kwargs)
+
+    build.__qualname__ = build.__name__ = path.rsplit(":", 1)[-1]
+    return build
+
+
+def family_configs(family_key: str) -> list[ModelAgentConfig]:
+    """The torch agents of one family (the model worker's), checked against the registry."""
+    from agents.registry import all_agents
+
+    configs = [s.model for s in all_agents().values() if s.model is not None and s.model.kind == "torch"
+               and s.model.family_key == family_key]
+    if not configs:
+        path, _ = models_file()
+        known = sorted({s.model.family_key for s in all_agents().values()
+                        if s.model is not None and s.model.kind == "torch"})
+        raise ModelConfigError(f"No torch agent of family {family_key!r} in {path}; families: "
+                               f"{', '.join(known) or '(none)'}.")
+    return configs
+
+
+def check_at_startup() -> None:
+    """Raise :class:`ModelConfigError` when the file is bad (``agents.apps.AgentsConfig.ready``).
+    A file with no agent costs nothing; one with agents is checked against the whole registry."""
+    _, entries = read_entries()
+    if entries:
+        from agents.registry import all_agents
+
+        all_agents()

@@ -1,0 +1,1 @@
+"""Crowd platforms: who may enter a study, which browser a participant belongs to, what each exit earns."""

@@ -1,0 +1,262 @@
+"""Staff pages: launch a batch on MTurk or Prolific, review its workers, pay bonuses (issue 12).
+
+Thin: the forms check the input, crowd/payments.py does the work. Nothing is sent to a platform
+without a POST from a staff member; live MTurk and publishing on Prolific also need the
+"I understand this pays real people" box.
+"""
+from __future__ import annotations
+
+import uuid
+
+from django import forms
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from crowd import mturk, outcomes, payments, prolific
+from crowd.models import BonusRule, Launch, PayAction
+from games import monitor
+from games.models import Batch
+
+_ID_LIST = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 40}))
+
+
+def _ids(text: str) -> tuple[str, ...]:
+    return tuple(x for x in (t.strip() for t in text.replace(",", " ").split()) if x)
+
+
+class LaunchForm(forms.Form):
+    platform = forms.ChoiceField(choices=[("mturk", "Amazon Mechanical Turk"), ("prolific", "Prolific")])
+    target = forms.ChoiceField(choices=[("sandbox", "MTurk sandbox / Prolific draft (nothing paid)"),
+                                        ("live", "MTurk live / Prolific published (real workers, real money)")],
+                               initial="sandbox")
+    confirm_live = forms.BooleanField(required=False, label="I understand that live pays real people")
+    title = forms.CharField(max_length=128)
+    description = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 3, "cols": 60}))
+    keywords = forms.CharField(max_length=200, required=False, initial="game, dialog, research")
+    reward_cents = forms.IntegerField(min_value=1, max_value=100000, label="Reward (cents)")
+    places = forms.IntegerField(min_value=1, max_value=5000, label="Assignments / places", initial=10)
+    minutes = forms.IntegerField(min_value=1, max_value=600, label="Estimated minutes")
+    duration_minutes = forms.IntegerField(min_value=5, max_value=24 * 60, initial=60,
+                                          label="MTurk: time allotted (minutes)")
+    lifetime_hours = forms.IntegerField(min_value=1, max_value=24 * 31, initial=24, label="MTurk: open for (hours)")
+    auto_approve_hours = forms.IntegerField(min_value=0, max_value=24 * 30, initial=72,
+                                            label="MTurk: auto-approve after (hours)")
+    locales = forms.CharField(required=False, initial="US", label="MTurk: countries (e.g. US GB)")
+    min_approval_rate = forms.IntegerField(required=False, min_value=0, max_value=100, initial=98,
+                                           label="MTurk: approval rate ≥ (%)")
+    min_approved_hits = forms.IntegerField(required=False, min_value=0, initial=500, label="MTurk: approved HITs ≥")
+    block_qualification_id = forms.CharField(required=False, max_length=64, label="MTurk: block qualification")
+    exclude_qualifications = _ID_LIST
+    allow_list = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 40}),
+                                 label="Prolific: allow list (participant ids)")
+    block_list = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 40}),
+                                 label="Prolific: block list (participant ids)")
+
+    def __init__(self, *a, entry_url: str = "", batch: Batch | None = None, **kw):
+        super().__init__(*a, **kw)
+        self.entry_url, self.batch = entry_url, batch
+        self.fields["exclude_qualifications"].label = "MTurk: has not taken part in (qualification ids)"
+
+    def clean(self):
+        d = super().clean()
+        live = d.get("target") == "live"
+        if live and not d.get("confirm_live"):
+            self.add_error("confirm_live", "Tick this box to launch live (or choose the sandbox).")
+        platform = d.get("platform")
+        if self.batch is not None and platform and platform not in (self.batch.entry_kinds or []):
+            self.add_error("platform", f"This batch does not accept {platform} workers: add it to its entry kinds.")
+        if platform == "mturk" and live and not self.entry_url.startswith("https://"):
+            self.add_error("platform", f"MTurk shows only https pages; the entry URL is {self.entry_url}.")
+        locales = _ids(d.get("locales") or "")
+        if any(len(c) != 2 or not c.isalpha() for c in locales):
+            self.add_error("locales", "Two-letter country codes, e.g. US GB.")
+        d["locales"] = tuple(c.upper() for c in locales)
+        if platform == "prolific" and self.batch is not None:
+            missing = [o for o in ("completed",) if not (self.batch.prolific_codes or {}).get(o)]
+            if missing:
+                self.add_error("platform", "Set the batch's Prolific completion codes first (at least 'completed').")
+        return d
+
+    def hit_spec(self) -> mturk.HitSpec:
+        d = self.cleaned_data
+        return mturk.HitSpec(
+            title=d["title"], description=d["description"], keywords=d["keywords"], reward_cents=d["reward_cents"],
+            assignments=d["places"], duration_s=d["duration_minutes"] * 60, lifetime_s=d["lifetime_hours"] * 3600,
+            auto_approval_delay_s=d["auto_approve_hours"] * 3600, url=self.entry_url, locales=d["locales"],
+            min_approval_rate=d["min_approval_rate"], min_approved_hits=d["min_approved_hits"],
+            block_qualification_id=d["block_qualification_id"].strip(),
+            exclude_qualification_ids=_ids(d["exclude_qualifications"]))
+
+    def study_spec(self) -> prolific.StudySpec:
+        d, b = self.cleaned_data, self.batch
+        paid = frozenset(o for o in outcomes.OUTCOMES if outcomes.pay_for(b, o).kind == outcomes.FULL)
+        return prolific.StudySpec(
+            name=d["title"], internal_name=b.slug, description=d["description"], entry_url=self.entry_url,
+            places=d["places"], reward_cents=d["reward_cents"], minutes=d["minutes"],
+            completion_codes=dict(b.prolific_codes or {}), paid_outcomes=paid,
+            allow_list=_ids(d["allow_list"]), block_list=_ids(d["block_list"]))
+
+
+def _entry_url(request, batch: Batch) -> str:
+    return request.build_absolute_uri(reverse("batch_entry", kwargs={"slug": batch.slug}))
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def launch(request, slug: str):
+    batch = get_object_or_404(Batch, slug=slug)
+    url = _entry_url(request, batch)
+    import os
+
+    initial = {"title": batch.title, "description": (batch.instructions or batch.title)[:2000],
+               "reward_cents": batch.pay_cents or None, "minutes": batch.expected_minutes,
+               "block_qualification_id": os.environ.get("GT_MTURK_BLOCK_QUALIFICATION", ""),
+               "platform": "prolific" if "mturk" not in (batch.entry_kinds or []) else "mturk",
+               "block_list": "\n".join(payments.excluded_workers(batch, "prolific"))}
+    form = LaunchForm(request.POST or None, initial=initial, entry_url=url, batch=batch)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            d = form.cleaned_data
+            live = d["target"] == "live"
+            try:
+                if d["platform"] == "mturk":
+                    done = payments.launch_mturk(batch, form.hit_spec(), live=live, by=request.user)
+                else:
+                    done = payments.launch_prolific(batch, form.study_spec(), publish=live, by=request.user)
+            except prolific.MissingToken:
+                messages.error(request, "PROLIFIC_API_TOKEN is not set on the server: nothing was sent.")
+                return redirect("crowd_launch", slug=slug)
+            if done.status == "sent":
+                where = {("mturk", False): "the MTurk sandbox", ("mturk", True): "MTurk, live",
+                         ("prolific", False): "Prolific as a draft study (publish it below)",
+                         ("prolific", True): "Prolific, published"}[(done.platform, live)]
+                messages.success(request, f"Launched on {where}: {done.hit_id or done.study_id}.")
+            else:
+                messages.error(request, f"The platform refused the launch: {done.error}")
+            return redirect("crowd_launch", slug=slug)
+        status = 400
+    return render(request, "research/launch.html",
+                  {"batch": batch, "form": form, "entry_url": url, "launches": batch.launches.all()[:50]},
+                  status=status)
+
+
+@staff_member_required
+@require_POST
+def launch_action(request, slug: str, pk: int):
+    """Add assignments / expire (MTurk); pause / resume / stop (Prolific)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    batch = get_object_or_404(Batch, slug=slug)
+    row = get_object_or_404(Launch, pk=pk, batch=batch)
+    action = request.POST.get("action", "")
+    try:
+        if row.platform == "mturk" and action == "add":
+            try:
+                n = int(request.POST.get("n", ""))
+            except ValueError:
+                n = 0
+            if not 1 <= n <= 1000:
+                messages.error(request, "Give a number of assignments between 1 and 1000.")
+                return redirect("crowd_launch", slug=slug)
+            mturk.add_assignments(mturk.client(live=row.live), row.hit_id, n, uuid.uuid4().hex)
+            row.params = {**row.params, "added": row.params.get("added", 0) + n}
+            row.save(update_fields=["params"])
+        elif row.platform == "mturk" and action == "expire":
+            mturk.expire(mturk.client(live=row.live), row.hit_id)
+            row.status = "expired"
+            row.save(update_fields=["status"])
+        elif row.platform == "prolific" and action in ("PAUSE", "START", "STOP", "PUBLISH"):
+            prolific.Client().transition_study(row.study_id, action)
+            row.status = {"PAUSE": "paused", "START": "sent", "STOP": "stopped", "PUBLISH": "sent"}[action]
+            row.save(update_fields=["status"])
+        else:
+            messages.error(request, "Unknown action.")
+            return redirect("crowd_launch", slug=slug)
+    except (ClientError, BotoCoreError) as exc:
+        messages.error(request, f"MTurk refused: {mturk.error_code(exc)}: {mturk.error_message(exc)}")
+    except (prolific.ProlificError, prolific.ProlificUnknown, prolific.MissingToken) as exc:
+        messages.error(request, f"Prolific: {exc}")
+    else:
+        messages.success(request, f"{action} done.")
+    return redirect("crowd_launch", slug=slug)
+
+
+class BonusRuleForm(forms.ModelForm):
+    class Meta:
+        model = BonusRule
+        fields = ["kind", "cents_per_unit", "cap_cents"]
+        labels = {"cents_per_unit": "Cents per unit", "cap_cents": "Cap (cents)"}
+
+
+def _block_qualification(batch: Batch) -> str:
+    import os
+
+    for params in batch.launches.filter(platform="mturk").values_list("params", flat=True):
+        quals = (params.get("hit_type") or {}).get("QualificationRequirements") or []
+        for q in quals:
+            if q.get("Comparator") == "DoesNotExist":
+                return q["QualificationTypeId"]
+    return os.environ.get("GT_MTURK_BLOCK_QUALIFICATION", "")
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def review(request, slug: str):
+    batch = get_object_or_404(Batch, slug=slug)
+    rule = payments.rule_for(batch)
+    rule_form = BonusRuleForm(instance=rule, prefix="rule")
+    status = 200
+    if request.method == "POST" and request.POST.get("form") == "rule":
+        rule_form = BonusRuleForm(request.POST, instance=rule, prefix="rule")
+        if rule_form.is_valid():
+            rule_form.save()
+            messages.success(request, "Bonus rule saved; the preview below uses it.")
+            return redirect("crowd_review", slug=slug)
+        status = 400
+    elif request.method == "POST":
+        action = request.POST.get("action", "")
+        ids = request.POST.getlist("p")
+        chosen = list(batch.participants.filter(pk__in=[i for i in ids if i.isdigit()]).order_by("pk"))
+        if action not in PayAction.Kind.values:
+            messages.error(request, "Choose an action.")
+        elif not chosen:
+            messages.error(request, "Select at least one worker.")
+        elif action == PayAction.Kind.REJECT and not request.POST.get("reason", "").strip():
+            messages.error(request, "A rejection needs a reason the worker will read: nothing was sent.")
+        else:
+            try:
+                out = payments.act_many(chosen, action, by=request.user, reason=request.POST.get("reason", ""),
+                                        retry=bool(request.POST.get("retry")),
+                                        block_qualification_id=_block_qualification(batch))
+            except prolific.MissingToken:
+                messages.error(request, "PROLIFIC_API_TOKEN is not set on the server: nothing was sent.")
+            else:
+                text = f"{action}: {out['sent']} sent, {out['skipped']} already done, {out['failed']} failed"
+                (messages.error if out["failed"] or out["refused"] else messages.success)(request, text + ".")
+                for reason in out["refused"][:10]:
+                    messages.warning(request, reason)
+        return redirect("crowd_review", slug=slug)
+    rows = payments.review_rows(batch)
+    dialogs = payments.dialog_excerpts(m.id for r in rows for m in r.matches)
+    for r in rows:
+        r.scores = [(m.id, monitor.outcome_summary(m.game_id, m.outcome) or m.status, dialogs.get(m.id, []))
+                    for m in r.matches]
+    total = sum(r.bonus_cents for r in rows if PayAction.Kind.BONUS not in r.actions)
+    return render(request, "research/review.html",
+                  {"batch": batch, "rows": rows, "rule_form": rule_form, "unpaid_bonus_cents": total,
+                   "kinds": PayAction.Kind.choices}, status=status)
+
+
+@staff_member_required
+@require_safe
+def reconciliation(request, slug: str):
+    batch = get_object_or_404(Batch, slug=slug)
+    response = HttpResponse(payments.reconciliation_csv(batch), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{batch.slug}-reconciliation.csv"'
+    response["Cache-Control"] = "no-store"
+    return response

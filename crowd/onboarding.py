@@ -1,0 +1,288 @@
+"""Onboarding before pairing (issue 12, item 3): an instructions quiz or a practice round
+against an agent, per game.
+
+A batch may require its game's quiz (``Batch.onboarding == "quiz"``) or practice round
+(``"practice"``), both defined with the game in ``games/<game>/onboarding.py`` (``QUIZ``: a
+version, a pass mark, the attempts allowed and a few multiple-choice questions; ``PRACTICE``: a
+version, the worker's role, the agents, a short config, the attempts and the score to reach).
+After the instructions, a worker who has not passed is put in the ``onboarding`` state
+(``participant_ready``); the lobby pairs only ``waiting`` workers, so nobody is paired before
+passing. A practice match has no batch and its seat no participant (``PracticeRound`` keeps who
+plays it): it is no game of the batch, is not exported and not counted by the monitor.
+
+The result is stored per (platform, worker id, game, kind, version) in ``OnboardingResult`` and
+reused by every batch that asks for the same quiz: a worker who passed goes straight to the
+waiting room; one who used up the attempts is let go at once with the exit reason
+``failed_onboarding`` (outcome ``screened_out`` in crowd/outcomes.py: no pay by default, a batch may
+set partial pay).
+The correct answers never leave the server; the worker learns how many were right, not which.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+
+from django.db import IntegrityError, transaction
+
+from games.models import OnboardingResult, Participant
+from games.registry import get_game
+
+QUIZ, PRACTICE = "quiz", "practice"
+KINDS = (QUIZ, PRACTICE)
+
+
+def definition(game_id: str, kind: str) -> dict | None:
+    """The game's ``QUIZ`` or ``PRACTICE`` (``games/<game>/onboarding.py``), or None."""
+    try:
+        module = import_module(f"{get_game(game_id).package}.onboarding")
+    except ModuleNotFoundError:
+        return None
+    return getattr(module, {QUIZ: "QUIZ", PRACTICE: "PRACTICE"}.get(kind, "-"), None)
+
+
+def game_quiz(game_id: str) -> dict | None:
+    """The game's quiz (``games/<game>/onboarding.py``), or None when the game has none."""
+    try:
+        module = import_module(f"{get_game(game_id).package}.onboarding")
+    except ModuleNotFoundError:
+        return None
+    return getattr(module, "QUIZ", None)
+
+
+def quiz_problems(quiz: dict) -> list[str]:
+    """Why a quiz definition is not usable (tests check every game's quiz with it)."""
+    out = []
+    questions = quiz.get("questions") or []
+    if not questions:
+        out.append("A quiz needs at least one question.")
+    if not str(quiz.get("version") or ""):
+        out.append("A quiz needs a version.")
+    if not 1 <= int(quiz.get("pass_mark") or 0) <= len(questions):
+        out.append("The pass mark must be between 1 and the number of questions.")
+    if int(quiz.get("max_attempts") or 0) < 1:
+        out.append("max_attempts must be at least 1.")
+    ids = [q.get("id") for q in questions]
+    if len(set(ids)) != len(ids) or not all(ids):
+        out.append("Each question needs its own id.")
+    for q in questions:
+        if len(q.get("choices") or []) < 2 or not 0 <= q.get("answer", -1) < len(q.get("choices") or []):
+            out.append(f"Question {q.get('id')!r}: at least two choices and an answer among them.")
+    return out
+
+
+def onboarding_problems(*, game_id: str, kind: str) -> list[str]:
+    """Why a batch's onboarding cannot run (the batch form shows it)."""
+    if not kind:
+        return []
+    if kind not in KINDS:
+        return [f"Onboarding {kind!r} is not available; choose the instructions quiz, the practice round or none."]
+    found = definition(game_id, kind)
+    if found is None:
+        what = "quiz" if kind == QUIZ else "practice round"
+        return [f"The game {game_id} has no onboarding {what} (games/<game>/onboarding.py): choose another."]
+    return quiz_problems(found) if kind == QUIZ else practice_problems(game_id, found)
+
+
+def practice_problems(game_id: str, practice: dict) -> list[str]:
+    from agents.registry import all_agents
+
+    roles = list(get_game(game_id).roles)
+    out = []
+    if practice.get("role") not in roles:
+        out.append(f"The practice role must be one of {', '.join(roles)}.")
+    agents = all_agents()
+    for role in roles:
+        if role != practice.get("role") and (practice.get("agents") or {}).get(role) not in agents:
+            out.append(f"The practice round needs a registered agent for the {role} seat.")
+    if int(practice.get("max_attempts") or 0) < 1:
+        out.append("max_attempts must be at least 1.")
+    return out
+
+
+def quiz_public(quiz: dict) -> list[dict]:
+    """The questions as the page shows them (no answers)."""
+    return [{"id": q["id"], "text": q["text"], "choices": list(enumerate(q["choices"]))} for q in quiz["questions"]]
+
+
+def result_for(p: Participant) -> OnboardingResult | None:
+    """The stored result of the onboarding ``p``'s batch requires (selector)."""
+    found = definition(p.batch.game_id, p.batch.onboarding) if p.batch.onboarding else None
+    if found is None:
+        return None
+    return OnboardingResult.objects.filter(platform=p.platform, worker_id=p.worker_id, game_id=p.batch.game_id,
+                                           kind=p.batch.onboarding, version=str(found["version"])).first()
+
+
+def needed(p: Participant) -> str:
+    """``""`` when ``p`` may wait for a partner, ``"take"`` when it must take the quiz, ``"failed"``
+    when the stored result says it used up its attempts."""
+    if not p.batch.onboarding:
+        return ""
+    result = result_for(p)
+    if result is None:
+        return "take"
+    if result.passed:
+        return ""
+    found = definition(p.batch.game_id, p.batch.onboarding)
+    return "failed" if result.attempts >= int(found["max_attempts"]) else "take"
+
+
+class QuizInvalid(ValueError):
+    """The form does not answer every question with one of its choices (nothing is recorded)."""
+
+
+def grade(quiz: dict, answers: dict) -> tuple[int, dict]:
+    """(correct answers, the answers as indexes); ``QuizInvalid`` for a missing or unknown answer."""
+    chosen = {}
+    for q in quiz["questions"]:
+        raw = answers.get(q["id"])
+        try:
+            index = int(raw)
+        except (TypeError, ValueError):
+            raise QuizInvalid("Please answer every question.") from None
+        if not 0 <= index < len(q["choices"]):
+            raise QuizInvalid("Please choose one of the answers given.")
+        chosen[q["id"]] = index
+    return sum(chosen[q["id"]] == q["answer"] for q in quiz["questions"]), chosen
+
+
+@transaction.atomic
+def quiz_submit(*, participant_id: int, answers: dict) -> tuple[Participant, OnboardingResult]:
+    """Grade the worker's answers and record them: passed -> waiting; failed with attempts left ->
+    stays in onboarding; the last attempt failed -> exit ``failed_onboarding``. ``QuizInvalid``
+    changes nothing."""
+    from crowd.outcomes import participant_exit
+    from django.utils import timezone
+
+    p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
+    quiz = game_quiz(p.batch.game_id)
+    if p.state != Participant.State.ONBOARDING or quiz is None:
+        return p, result_for(p)
+    correct, chosen = grade(quiz, answers)
+    key = dict(platform=p.platform, worker_id=p.worker_id, game_id=p.batch.game_id, kind=QUIZ,
+               version=str(quiz["version"]))
+    try:
+        with transaction.atomic():
+            result, _ = OnboardingResult.objects.get_or_create(**key, defaults={"batch": p.batch})
+    except IntegrityError:
+        result = OnboardingResult.objects.get(**key)
+    result = OnboardingResult.objects.select_for_update().get(pk=result.pk)
+    if result.passed or result.attempts >= int(quiz["max_attempts"]):
+        pass   # decided already (another browser tab, another batch): no new attempt
+    else:
+        result.attempts += 1
+        result.passed = correct >= int(quiz["pass_mark"])
+        result.score = correct / len(quiz["questions"])
+        result.batch = p.batch
+        result.detail = {**result.detail, f"attempt_{result.attempts}": {"answers": chosen, "correct": correct}}
+        result.save()
+    if result.passed:
+        p.state, p.waiting_since = Participant.State.WAITING, timezone.now()
+        p.save(update_fields=["state", "waiting_since"])
+    elif result.attempts >= int(quiz["max_attempts"]):
+        p.save(update_fields=participant_exit(p, "failed_onboarding"))
+    return p, result
+
+
+def after_instructions(p: Participant) -> list[str]:
+    """Called by ``participant_ready`` under the participant's row lock: put ``p`` where its
+    onboarding says (waiting, onboarding, or let go); returns the fields to save."""
+    from crowd.outcomes import participant_exit
+    from django.utils import timezone
+
+    status = needed(p)
+    if status == "take":
+        p.state = Participant.State.ONBOARDING
+        return ["state"]
+    if status == "failed":
+        return participant_exit(p, "failed_onboarding")
+    p.state, p.waiting_since = Participant.State.WAITING, timezone.now()
+    return ["state", "waiting_since"]
+
+
+# ------------------------------------------------------------------------------ the practice round
+def _result_row(p: Participant, kind: str, version: str) -> OnboardingResult:
+    key = dict(platform=p.platform, worker_id=p.worker_id, game_id=p.batch.game_id, kind=kind, version=version)
+    try:
+        with transaction.atomic():
+            result, _ = OnboardingResult.objects.get_or_create(**key, defaults={"batch": p.batch})
+    except IntegrityError:
+        result = OnboardingResult.objects.get(**key)
+    return OnboardingResult.objects.select_for_update().get(pk=result.pk)
+
+
+def current_practice(p: Participant):
+    """The worker's practice round not yet graded, if any (selector)."""
+    from games.models import PracticeRound
+
+    return PracticeRound.objects.filter(participant=p, graded=False).select_related("match").order_by("-pk").first()
+
+
+@transaction.atomic
+def practice_start(*, participant_id: int):
+    """The worker's practice match against the game's agent: the one under way, or a new one.
+    Its seat has no participant (the match is no game of the batch: it is not counted, has no
+    batch and is left out of the exports); its token is kept on the PracticeRound."""
+    from games.models import PracticeRound, Seat
+    from games.services import SeatSpec, match_create
+
+    p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
+    practice = definition(p.batch.game_id, PRACTICE)
+    if p.state != Participant.State.ONBOARDING or p.batch.onboarding != PRACTICE or practice is None:
+        return None
+    running = current_practice(p)
+    if running is not None:
+        return running
+    result = _result_row(p, PRACTICE, str(practice["version"]))
+    seats = {role: SeatSpec(Seat.Kind.HUMAN) if role == practice["role"]
+             else SeatSpec(Seat.Kind.AGENT, agent_name=practice["agents"][role])
+             for role in get_game(p.batch.game_id).roles}
+    match = match_create(game_id=p.batch.game_id, seats=seats, config=dict(practice.get("config") or {}))
+    token = Seat.objects.get(match=match, role=practice["role"]).token
+    return PracticeRound.objects.create(result=result, participant=p, match=match, seat_token=token)
+
+
+@transaction.atomic
+def practice_check(*, participant_id: int) -> Participant:
+    """Grade the worker's practice match once it has ended: passed (played to its end with the
+    score asked) -> waiting; failed with attempts left -> stays in onboarding; the last attempt
+    failed -> exit ``failed_onboarding``. A match still running changes nothing."""
+    from crowd.outcomes import participant_exit
+    from django.utils import timezone
+    from games.models import Match
+
+    p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
+    practice = definition(p.batch.game_id, PRACTICE)
+    rnd = current_practice(p)
+    if p.state != Participant.State.ONBOARDING or practice is None or rnd is None:
+        return p
+    match = Match.objects.get(pk=rnd.match_id)
+    if match.status == Match.Status.ACTIVE:
+        return p
+    result = OnboardingResult.objects.select_for_update().get(pk=rnd.result_id)
+    score = (match.outcome or {}).get(practice.get("score_key", ""), None)
+    played_out = match.status == Match.Status.FINISHED
+    passed = played_out and (practice.get("min_score") is None or (score or 0) >= practice["min_score"])
+    rnd.graded = True
+    rnd.save(update_fields=["graded"])
+    if not (result.passed or result.attempts >= int(practice["max_attempts"])):
+        result.attempts += 1
+        result.passed = passed
+        result.score = score
+        result.batch = p.batch
+        result.detail = {**result.detail, f"attempt_{result.attempts}": {
+            "match_id": str(match.id), "status": match.status, "score": score, "passed": passed}}
+        result.save()
+    if result.passed:
+        p.state, p.waiting_since = Participant.State.WAITING, timezone.now()
+        p.save(update_fields=["state", "waiting_since"])
+    elif result.attempts >= int(practice["max_attempts"]):
+        p.save(update_fields=participant_exit(p, "failed_onboarding"))
+    return p
+
+
+def practice_next_url(match) -> str | None:
+    """Where a practice match's page sends the worker when it ends: back to their page."""
+    from games.models import PracticeRound
+
+    rnd = PracticeRound.objects.filter(match=match).select_related("participant").first()
+    return f"/p/{rnd.participant.token}/" if rnd else None

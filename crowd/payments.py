@@ -1,0 +1,378 @@
+"""Launch, review and pay (issue 12, items 1-2): the services behind the staff pages.
+
+Paying once and only once
+-------------------------
+Every approve, reject, bonus and block is a ``PayAction`` row with ``key`` unique per
+(participant, kind). The row is committed with status ``pending`` BEFORE the platform is called:
+
+* a second click (or a concurrent request) finds the row (``select_for_update`` + the unique
+  constraint) and sends nothing when it is ``sent`` or ``pending``;
+* a failure the platform reports (``ClientError``, a 4xx) marks the row ``failed``; retrying sends
+  again with the SAME key, and MTurk's ``send_bonus`` gets it as ``UniqueRequestToken``, so MTurk
+  itself refuses a second payment of it (for 24 hours);
+* a lost answer (crash, timeout) leaves the row ``pending``: the page says so and a retry is
+  refused for Prolific (its pay endpoint is documented as not idempotent) until a person checked
+  the platform and marked it; for MTurk ``retry`` sends again with the same token.
+
+The bonus of a participant is computed here, from the matches they played, by the batch's
+``BonusRule``; never taken from the browser.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from crowd import mturk, prolific
+from crowd.models import BonusRule, Launch, PayAction
+from games.models import Batch, Match, Participant, Seat
+
+ENDED = (Match.Status.FINISHED, Match.Status.TIMED_OUT)
+
+
+# A pending row without an error is a call in flight (or a process that died mid-call): a retry
+# waits this long before it may send again (the clients time out well before).
+PENDING_IN_FLIGHT = timedelta(minutes=5)
+
+
+class PayRefused(Exception):
+    """A clear reason nothing was sent (shown to the researcher)."""
+
+
+# ------------------------------------------------------------------------------------- bonuses
+def _units(kind: str, outcome: dict) -> float:
+    if kind == BonusRule.Kind.COLORS_ACCURACY:
+        return float(outcome.get("correct") or 0)
+    if kind == BonusRule.Kind.CODRAW_SIMILARITY:
+        return float(outcome.get("score") or 0)
+    if kind == BonusRule.Kind.GUESSWHICH:
+        return float(outcome.get("bonus") or 0)
+    return 0.0
+
+
+def rule_for(batch: Batch) -> BonusRule:
+    return BonusRule.objects.filter(batch=batch).first() or BonusRule(batch=batch)
+
+
+def participant_matches(p: Participant) -> list[Match]:
+    ids = Seat.objects.filter(participant=p).values_list("match_id", flat=True)
+    # the batch's own matches only: a practice round (played outside any batch) earns no bonus
+    return list(Match.objects.filter(id__in=list(ids), batch_id=p.batch_id).order_by("created_at"))
+
+
+def bonus_cents(rule: BonusRule, matches: list[Match]) -> int:
+    """Units over the ended matches x cents per unit, rounded down, capped."""
+    if rule.kind == BonusRule.Kind.NONE or not rule.cap_cents:
+        return 0
+    units = sum(_units(rule.kind, m.outcome or {}) for m in matches if m.status in ENDED)
+    cents = math.floor(Decimal(str(units)) * Decimal(str(rule.cents_per_unit)))
+    return max(0, min(int(cents), int(rule.cap_cents)))
+
+
+@dataclass
+class Row:
+    participant: Participant
+    matches: list
+    bonus_cents: int
+    actions: dict          # kind -> PayAction
+    minutes: float | None
+
+    @property
+    def pay_id(self) -> str:
+        """What the platform pays by: MTurk's assignment, Prolific's submission (session)."""
+        p = self.participant
+        return p.assignment_id if p.platform == "mturk" else p.session_id
+
+
+CHAT_EVENTS = ("message_sent", "question_asked", "answer_given")
+
+
+def dialog_excerpts(match_ids, n: int = 3) -> dict:
+    """match id -> its first ``n`` dialog lines ("role: text"), one query."""
+    from games.models import MatchEvent
+
+    out: dict = {}
+    for e in (MatchEvent.objects.filter(match_id__in=list(match_ids), type__in=CHAT_EVENTS)
+              .order_by("match_id", "seq").only("match_id", "actor", "payload")):
+        lines = out.setdefault(e.match_id, [])
+        if len(lines) < n:
+            p = e.payload or {}
+            lines.append(f"{p.get('role') or e.actor}: {str(p.get('text', ''))[:120]}")
+    return out
+
+
+def review_rows(batch: Batch) -> list[Row]:
+    rule = rule_for(batch)
+    rows = []
+    actions: dict = {}
+    for a in PayAction.objects.filter(participant__batch=batch):
+        actions.setdefault(a.participant_id, {})[a.kind] = a
+    for p in batch.participants.order_by("created_at"):
+        ms = participant_matches(p)
+        minutes = None
+        if p.finished_at:   # from entering (consent when recorded) to the end of the worker's part
+            minutes = round(max(0.0, (p.finished_at - (p.consented_at or p.created_at)).total_seconds()) / 60, 1)
+        rows.append(Row(p, ms, bonus_cents(rule, ms), actions.get(p.id, {}), minutes))
+    return rows
+
+
+# ------------------------------------------------------------------------------------ the ledger
+def _key(p: Participant, kind: str) -> str:
+    return f"gt-{p.batch_id}-{p.id}-{kind}"
+
+
+def _claim(p: Participant, kind: str, *, amount: int, reason: str, by, retry: bool) -> PayAction | None:
+    """The row to send now, or None when it was sent (or is pending) already. Commits before returning."""
+    with transaction.atomic():
+        row = PayAction.objects.select_for_update().filter(participant=p, kind=kind).first()
+        if row is None:
+            try:
+                with transaction.atomic():
+                    row = PayAction.objects.create(participant=p, kind=kind, amount_cents=amount, reason=reason,
+                                                   key=_key(p, kind), by=by, attempts=1)
+                return row
+            except IntegrityError:   # a concurrent request created it first
+                return None
+        if row.status == PayAction.Status.SENT:
+            return None
+        if row.status == PayAction.Status.PENDING and not retry:
+            return None
+        if row.status == PayAction.Status.PENDING and not row.error and \
+                timezone.now() - row.updated_at < PENDING_IN_FLIGHT:
+            return None   # another request is calling the platform right now
+        if row.status == PayAction.Status.PENDING and p.platform == "prolific" and kind == PayAction.Kind.BONUS:
+            raise PayRefused("This Prolific bonus may have been paid (no answer came back); check Prolific "
+                             "before doing anything: its pay call is not idempotent.")
+        row.status, row.attempts, row.by = PayAction.Status.PENDING, row.attempts + 1, by
+        # a bonus keeps the amount and reason of its first attempt (the same key pays the same thing)
+        if kind != PayAction.Kind.BONUS:
+            row.reason = reason or row.reason
+        row.save(update_fields=["status", "attempts", "by", "reason"])
+        return row
+
+
+def _done(row: PayAction, answer) -> None:
+    row.status, row.answer, row.error, row.sent_at = PayAction.Status.SENT, _plain(answer), "", timezone.now()
+    row.save(update_fields=["status", "answer", "error", "sent_at"])
+
+
+def _failed(row: PayAction, exc: Exception) -> None:
+    row.status = PayAction.Status.FAILED
+    if isinstance(exc, prolific.ProlificError):
+        row.error, answer = f"{exc.status}: {exc.answer}", _plain(exc.answer)
+    else:
+        row.error = f"{mturk.error_code(exc)}: {mturk.error_message(exc)}"
+        answer = _plain((getattr(exc, "response", None) or {}).get("Error") or {})
+    setup = row.answer.get("setup") if isinstance(row.answer, dict) else None
+    # a Prolific bonus set up before the pay failed keeps its bulk id: the retry pays that one
+    row.answer = {"setup": setup, "error": answer} if setup else answer
+    row.save(update_fields=["status", "error", "answer"])
+
+
+def _plain(x):
+    import json
+
+    return json.loads(json.dumps(x, default=str)) if x is not None else {}
+
+
+def _mturk_client(p: Participant, clients: dict):
+    live = Launch.objects.filter(batch=p.batch, platform="mturk", hit_id=p.hit_id).values_list("live", flat=True).first()
+    key = ("mturk", bool(live))
+    if key not in clients:
+        clients[key] = mturk.client(live=bool(live))
+    return clients[key]
+
+
+def _prolific_client(clients: dict):
+    if "prolific" not in clients:
+        clients["prolific"] = prolific.Client()
+    return clients["prolific"]
+
+
+def act(p: Participant, kind: str, *, by=None, reason: str = "", retry: bool = False, clients: dict | None = None,
+        block_qualification_id: str = "") -> PayAction | None:
+    """Approve, reject, bonus or block one participant; returns the row (None: nothing to send)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    clients = {} if clients is None else clients
+    if p.platform not in ("mturk", "prolific"):
+        raise PayRefused(f"{p.worker_id} came through {p.platform or 'no platform'}: nothing to pay on a platform.")
+    if kind == PayAction.Kind.REJECT and not reason.strip():
+        raise PayRefused("A rejection needs a reason the worker will read.")
+    if kind in (PayAction.Kind.APPROVE, PayAction.Kind.REJECT, PayAction.Kind.BONUS):
+        pay_id = p.assignment_id if p.platform == "mturk" else p.session_id
+        if not pay_id:
+            raise PayRefused(f"{p.worker_id} has no {'assignment' if p.platform == 'mturk' else 'submission'} id.")
+    other = {PayAction.Kind.APPROVE: PayAction.Kind.REJECT, PayAction.Kind.REJECT: PayAction.Kind.APPROVE}.get(kind)
+    if other and PayAction.objects.filter(participant=p, kind=other, status=PayAction.Status.SENT).exists():
+        raise PayRefused(f"{p.worker_id} was already {other.rstrip('e')}ed.")
+    amount = 0
+    if kind == PayAction.Kind.BONUS:
+        amount = bonus_cents(rule_for(p.batch), participant_matches(p))
+        if amount <= 0:
+            raise PayRefused(f"{p.worker_id} earned no bonus.")
+        reason = reason or f"Bonus for your games in {p.batch.title}."
+    if kind == PayAction.Kind.BLOCK and p.platform == "mturk" and not block_qualification_id:
+        raise PayRefused("Set the block qualification first (create it on the review page).")
+    if kind == PayAction.Kind.BLOCK and p.platform == "prolific":
+        raise PayRefused("Prolific has no per-worker block call: add the worker to the block list "
+                         "of the next study (the launch form's block list).")
+    row = _claim(p, kind, amount=amount, reason=reason, by=by, retry=retry)
+    if row is None:
+        return None
+    try:
+        if p.platform == "mturk":
+            mt = _mturk_client(p, clients)
+            if kind == PayAction.Kind.APPROVE:
+                answer = mturk.approve(mt, p.assignment_id, reason)
+            elif kind == PayAction.Kind.REJECT:
+                answer = mturk.reject(mt, p.assignment_id, reason)
+            elif kind == PayAction.Kind.BONUS:
+                answer = mturk.send_bonus(mt, worker_id=p.worker_id, assignment_id=p.assignment_id,
+                                          cents=row.amount_cents, reason=row.reason, token=row.key)
+            else:
+                answer = mturk.soft_block(mt, worker_id=p.worker_id, qualification_id=block_qualification_id)
+        else:
+            pc = _prolific_client(clients)
+            if kind == PayAction.Kind.APPROVE:
+                answer = pc.approve(p.session_id)
+            elif kind == PayAction.Kind.REJECT:
+                answer = pc.reject(p.session_id, reason)
+            elif kind == PayAction.Kind.BONUS:
+                setup = row.answer.get("setup") if isinstance(row.answer, dict) else None
+                if not setup:
+                    setup = pc.setup_bonuses(p.study_id, [(p.worker_id, row.amount_cents)])
+                    row.answer = {"setup": setup}
+                    row.save(update_fields=["answer"])   # the bulk id is known before the one pay call
+                answer = {"setup": setup, "pay": pc.pay_bonuses(setup["id"])}
+    except (ClientError, prolific.ProlificError) as exc:
+        already = _already(mt, p, kind, exc, row) if isinstance(exc, ClientError) else None
+        if already:
+            _done(row, {**already, "error": mturk.error_message(exc)})
+            if kind == PayAction.Kind.BONUS:
+                Participant.objects.filter(pk=p.pk).update(bonus_cents=row.amount_cents)
+            return row
+        _failed(row, exc)
+        return row
+    except (BotoCoreError, prolific.ProlificUnknown) as exc:
+        row.error = f"no answer: {exc}"
+        row.save(update_fields=["error"])   # stays pending: it may have happened
+        return row
+    _done(row, answer)
+    if kind == PayAction.Kind.BONUS:
+        Participant.objects.filter(pk=p.pk).update(bonus_cents=row.amount_cents)
+    return row
+
+
+def _already(mt, p: Participant, kind: str, exc, row: PayAction) -> dict | None:
+    """Did an earlier attempt take effect? MTurk answers RequestError to an approve of an assignment
+    no longer Submitted, and to a send_bonus whose UniqueRequestToken it has seen; then it is asked
+    (get_assignment / list_bonus_payments) and the row is marked sent only when MTurk shows it done."""
+    if mturk.error_code(exc) != "RequestError":
+        return None
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        if kind == PayAction.Kind.APPROVE:
+            status = mt.get_assignment(AssignmentId=p.assignment_id)["Assignment"]["AssignmentStatus"]
+            return {"already": status} if status == "Approved" else None
+        if kind == PayAction.Kind.BONUS and row.attempts > 1:
+            paid = mt.list_bonus_payments(AssignmentId=p.assignment_id).get("BonusPayments") or []
+            match = [b for b in paid if b.get("BonusAmount") == mturk.dollars(row.amount_cents)]
+            return {"already": "paid", "bonus_payments": match} if match else None
+    except (ClientError, BotoCoreError, KeyError):
+        return None
+    return None
+
+
+def act_many(participants, kind: str, **kw) -> dict:
+    """Bulk: each participant on its own (one failure does not stop the others)."""
+    out = {"sent": 0, "skipped": 0, "failed": 0, "refused": []}
+    clients = kw.pop("clients", None) or {}
+    for p in participants:
+        try:
+            row = act(p, kind, clients=clients, **kw)
+        except PayRefused as exc:
+            out["refused"].append(str(exc))
+            continue
+        if row is None:
+            out["skipped"] += 1
+        elif row.status == PayAction.Status.SENT:
+            out["sent"] += 1
+        else:
+            out["failed"] += 1
+    return out
+
+
+# ------------------------------------------------------------------------------------ launching
+def launch_mturk(batch: Batch, spec: mturk.HitSpec, *, live: bool, by=None, client=None) -> Launch:
+    """Create the HIT; the Launch row records what was sent and what came back (or the error)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    launch = Launch.objects.create(batch=batch, platform="mturk", live=live, by=by, status="sending",
+                                   params={"hit_type": spec.hit_type_params(), "hit": spec.hit_params("", batch.slug)})
+    try:
+        out = mturk.create_hit(client or mturk.client(live=live), spec, annotation=batch.slug)
+    except (ClientError, BotoCoreError) as exc:
+        launch.status, launch.error = "failed", f"{mturk.error_code(exc)}: {mturk.error_message(exc)}"
+        launch.save(update_fields=["status", "error"])
+        return launch
+    launch.hit_type_id, launch.hit_id, launch.answer, launch.status = (out["hit_type_id"], out["hit_id"],
+                                                                       _plain(out["answer"]), "sent")
+    launch.save(update_fields=["hit_type_id", "hit_id", "answer", "status"])
+    return launch
+
+
+def launch_prolific(batch: Batch, spec: prolific.StudySpec, *, publish: bool, by=None, client=None) -> Launch:
+    launch = Launch.objects.create(batch=batch, platform="prolific", live=publish, by=by, status="sending",
+                                   params=spec.body())
+    pc = client or prolific.Client()
+    try:
+        study = pc.create_study(spec)
+        launch.study_id, launch.answer = study.get("id", ""), _plain(study)
+        if publish:
+            launch.answer = {"study": launch.answer, "publish": _plain(pc.transition_study(launch.study_id, "PUBLISH"))}
+        launch.status = "sent"
+    except prolific.ProlificError as exc:
+        launch.status, launch.error, launch.answer = "failed", str(exc), _plain(exc.answer)
+    except prolific.ProlificUnknown as exc:
+        launch.status, launch.error = "unknown", f"no answer: {exc}"
+    launch.save(update_fields=["study_id", "answer", "status", "error"])
+    return launch
+
+
+def excluded_workers(batch: Batch, platform: str) -> list[str]:
+    """Worker ids of ``platform`` who took part in a study this batch excludes (for Prolific's block
+    list; the entry check in crowd/studies.py refuses them anyway)."""
+    studies = batch.excluded_studies.all()
+    return sorted(set(Participant.objects.filter(batch__studies__in=studies, platform=platform)
+                      .values_list("worker_id", flat=True)))
+
+
+# --------------------------------------------------------------------------------- reconciliation
+def reconciliation_csv(batch: Batch) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["platform", "worker_id", "assignment_or_submission", "hit_or_study", "exit_reason", "outcome",
+                "completion_code", "pay", "pay_cents", "approved", "rejected", "bonus_cents", "bonus_status",
+                "bonus_paid_at", "bonus_key"])
+    for r in review_rows(batch):
+        p, a = r.participant, r.actions
+        bonus = a.get(PayAction.Kind.BONUS)
+
+        def st(kind):
+            x = a.get(kind)
+            return x.status if x else ""
+
+        w.writerow([p.platform, p.worker_id, r.pay_id, p.hit_id or p.study_id, p.exit_reason, p.outcome,
+                    p.completion_code, p.pay, "" if p.pay_cents is None else p.pay_cents,
+                    st(PayAction.Kind.APPROVE), st(PayAction.Kind.REJECT),
+                    bonus.amount_cents if bonus else 0, bonus.status if bonus else "",
+                    bonus.sent_at.isoformat() if bonus and bonus.sent_at else "", bonus.key if bonus else ""])
+    return buf.getvalue()

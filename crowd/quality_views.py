@@ -1,0 +1,87 @@
+"""The onboarding quiz and post-game questionnaire pages (thin: parse, call a service, render);
+games.views.participant_page calls these for the ``onboarding`` state and for a finished worker
+with a questionnaire still to answer."""
+from __future__ import annotations
+
+from django.shortcuts import redirect, render
+
+from crowd import onboarding, questionnaire
+from games.models import Participant
+
+
+def _ctx(p: Participant) -> dict:
+    from crowd.views import terms
+    from games.registry import get_game
+
+    return {"p": p, "batch": p.batch, "game": get_game(p.batch.game_id), "terms": terms(p.batch)}
+
+
+def quiz_page(request, p: Participant, ctx: dict, *, error: str = "", status: int = 200):
+    quiz = onboarding.game_quiz(p.batch.game_id)
+    result = onboarding.result_for(p)
+    attempts = result.attempts if result else 0
+    return render(request, "lobby/onboarding_quiz.html", {
+        **ctx, "questions": onboarding.quiz_public(quiz), "pass_mark": quiz["pass_mark"],
+        "n_questions": len(quiz["questions"]), "attempts_left": int(quiz["max_attempts"]) - attempts,
+        "last_correct": (result.detail.get(f"attempt_{attempts}") or {}).get("correct") if result else None,
+        "error": error, "chosen": request.POST if request.method == "POST" else {}}, status=status)
+
+
+def onboarding_page(request, p: Participant, ctx: dict):
+    """The ``onboarding`` state: the quiz, or the practice round (graded here once it has ended)."""
+    if p.batch.onboarding != onboarding.PRACTICE:
+        return quiz_page(request, p, ctx)
+    p = onboarding.practice_check(participant_id=p.pk)
+    if p.state != Participant.State.ONBOARDING:
+        return redirect("participant", token=p.token)
+    practice = onboarding.definition(p.batch.game_id, onboarding.PRACTICE)
+    result = onboarding.result_for(p)
+    attempts = result.attempts if result else 0
+    last = (result.detail.get(f"attempt_{attempts}") or {}) if result else {}
+    running = onboarding.current_practice(p)
+    return render(request, "lobby/onboarding_practice.html", {
+        **ctx, "practice": practice, "attempts_left": int(practice["max_attempts"]) - attempts,
+        "last": last, "running": running,
+        "rounds": (practice.get("config") or {}).get("rounds")})
+
+
+def practice_post(request, p: Participant):
+    rnd = onboarding.practice_start(participant_id=p.pk)
+    if rnd is None:
+        return redirect("participant", token=p.token)
+    return redirect(f"/m/{rnd.match_id}/?seat={rnd.seat_token}")
+
+
+def quiz_post(request, p: Participant):
+    try:
+        onboarding.quiz_submit(participant_id=p.pk, answers=request.POST)
+    except onboarding.QuizInvalid as exc:
+        # shown again with the reason, as Django re-renders an invalid form (200: a refused form is
+        # the page's normal answer, and browsers log no error for it)
+        return quiz_page(request, p, _ctx(p), error=str(exc))
+    return redirect("participant", token=p.token)
+
+
+def questionnaire_pending(p: Participant) -> bool:
+    return questionnaire.pending(p)
+
+
+def questionnaire_page(request, p: Participant, ctx: dict, *, errors: dict | None = None, status: int = 200):
+    questions = questionnaire.questions_asked(p)
+    for q in questions:
+        if q["kind"] == "likert":
+            q["scale"] = list(range(q.get("min", 1), q.get("max", 5) + 1))
+        q["error"] = (errors or {}).get(q["id"], "")
+        q["value"] = request.POST.get(q["id"], "") if request.method == "POST" else ""
+    return render(request, "lobby/questionnaire.html", {**ctx, "questions": questions, "has_errors": bool(errors)},
+                  status=status)
+
+
+def questionnaire_post(request, p: Participant):
+    if not questionnaire.pending(p):
+        return redirect("participant", token=p.token)
+    try:
+        questionnaire.questionnaire_submit(participant_id=p.pk, data=request.POST)
+    except questionnaire.AnswersInvalid as exc:
+        return questionnaire_page(request, p, _ctx(p), errors=exc.errors)   # again, with the reasons
+    return redirect("participant", token=p.token)

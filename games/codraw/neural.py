@@ -1,0 +1,214 @@
+"""Torch modules of the neural CoDraw Drawer (``codraw_v1``) and its checkpoint format.
+
+After the neural Drawer baseline of Kim et al., "CoDraw" (seeds/000, Section 4.2): the Teller's
+message is read by a bidirectional GRU over a word vocabulary built from the training data (a
+number is the token ``<num>`` plus its value as an extra input); the canvas so far is
+a fixed-size vector (for each of the 58 clip arts: on the canvas, x, y, depth, flip, subtype);
+one head scores every clip art from the message (which one it adds or moves: a softmax over the
+58, where the paper has a sigmoid per clip art; the rule Teller's messages name one piece each), and per-clip-art heads (a shared MLP over the
+message/canvas state joined with the clip art's embedding, so one call gives them for all 58)
+read the message and the canvas (the clip art's own slot blanked) and predict its place (x, y regressed in canvas fractions), depth (3 classes), flip (2) and, for Mike
+and Jenny, subtype (35 = pose x expression).
+
+Checkpoint (``torch.load(weights_only=True)``-safe): ``{"format", "version", "kind",
+"meta_json" (config, vocabulary, fuzzy words, training arguments, history), "state_dict"}``;
+:func:`weights_sha256` hashes what it holds (stable across re-saves), :func:`file_sha256` the file.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from rapidfuzz import fuzz, process
+from torch import nn
+
+from agents.checkpoints import file_sha256, read_checkpoint, state_dict_sha256, write_checkpoint
+from games.codraw import clipart as ca
+
+FORMAT = "groundtalk.codraw_neural"
+VERSION = 1
+KINDS = ("codraw_neural_drawer",)
+PAD, UNK, NUM = "<pad>", "<unk>", "<num>"
+SPECIALS = (PAD, UNK, NUM)
+MAX_TOKENS = 40
+PIECE_FEATURES = 6             # per clip art: on canvas, x, y, depth, flip, subtype (scaled 0..1)
+CANVAS_DIM = ca.N_CLIPARTS * PIECE_FEATURES
+FUZZY_CUTOFF = 80
+FUZZY_MIN_LEN = 4
+_TOKEN = re.compile(r"\d*/\d+|\d+(?:\.\d+)?|[a-z]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased words and numbers (``1.3``, ``1/2`` stay one token); at most MAX_TOKENS."""
+    return _TOKEN.findall(text.lower())[:MAX_TOKENS]
+
+
+def number_value(token: str) -> float | None:
+    """A number token's value (``1.3`` -> 1.3, ``1/2`` -> 0.5); None for a word."""
+    if not token or token[0].isalpha():
+        return None
+    if "/" in token:
+        top, bottom = token.split("/")
+        return (float(top or 1) / float(bottom)) if float(bottom) else None
+    return float(token)
+
+
+class Vocabulary:
+    """The training data's words (plus PAD, UNK). An unknown word of 4+ letters is read as the
+    nearest known word by RapidFuzz ratio (>= 80), so a typo is not simply lost."""
+
+    def __init__(self, words: list[str]):
+        self.words = list(words)
+        self.index = {w: i for i, w in enumerate(self.words)}
+        self._fuzzy_words = [w for w in self.words if w not in SPECIALS and w.isalpha() and len(w) >= FUZZY_MIN_LEN]
+        self._cache: dict[str, int] = {}
+
+    @classmethod
+    def build(cls, texts, min_count: int = 2) -> "Vocabulary":
+        counts: dict[str, int] = {}
+        for text in texts:
+            for token in tokenize(text):
+                if number_value(token) is None:
+                    counts[token] = counts.get(token, 0) + 1
+        return cls([*SPECIALS, *sorted(w for w, c in counts.items() if c >= min_count)])
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def lookup(self, token: str) -> int:
+        if token in self.index:
+            return self.index[token]
+        if token not in self._cache:
+            found = None
+            if token.isalpha() and len(token) >= FUZZY_MIN_LEN and self._fuzzy_words:
+                found = process.extractOne(token, self._fuzzy_words, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
+            self._cache[token] = self.index[found[0]] if found else self.index[UNK]
+        return self._cache[token]
+
+    def encode(self, text: str) -> tuple[list[int], list[float]]:
+        """(token ids, values): every number is the token ``<num>`` with its value beside it
+        (words have value 0), so that the model reads distances as magnitudes."""
+        ids, values = [], []
+        for token in tokenize(text):
+            value = number_value(token)
+            ids.append(self.index[NUM] if value is not None else self.lookup(token))
+            values.append(min(value, 10.0) if value is not None else 0.0)
+        return (ids, values) if ids else ([self.index[UNK]], [0.0])
+
+
+def pad_batch(encoded: list[tuple[list[int], list[float]]], device):
+    """(ids (B, T), values (B, T), lengths (B,)) from :meth:`Vocabulary.encode` results."""
+    lengths = torch.tensor([max(1, len(ids)) for ids, _ in encoded], dtype=torch.long)
+    ids = torch.zeros(len(encoded), int(lengths.max()), dtype=torch.long)
+    values = torch.zeros(len(encoded), int(lengths.max()), dtype=torch.float32)
+    for i, (seq, vals) in enumerate(encoded):
+        if seq:
+            ids[i, :len(seq)] = torch.tensor(seq, dtype=torch.long)
+            values[i, :len(vals)] = torch.tensor(vals, dtype=torch.float32)
+    return ids.to(device), values.to(device), lengths
+
+
+def canvas_features(pieces: list[dict]) -> list[float]:
+    """The canvas as CANVAS_DIM numbers (pieces: dicts with idx, x, y, depth, flip, subtype)."""
+    out = [0.0] * CANVAS_DIM
+    for p in pieces:
+        base = int(p["idx"]) * PIECE_FEATURES
+        out[base:base + PIECE_FEATURES] = [1.0, float(p["x"]) / ca.CANVAS_W, float(p["y"]) / ca.CANVAS_H,
+                                           int(p.get("depth", 0)) / (ca.N_DEPTHS - 1),
+                                           float(p.get("flip", 0)), int(p.get("subtype", 0) or 0) / (ca.N_SUBTYPES - 1)]
+    return out
+
+
+@dataclass
+class Config:
+    vocab_size: int
+    embed: int = 32
+    hidden: int = 64
+    art_embed: int = 16
+
+
+class NeuralDrawerNet(nn.Module):
+    """``forward(ids, values, lengths, canvas) -> dict``: ``choose`` (B, 58) logits (which clip
+    art the message adds or moves), ``xy`` (B, 58, 2) in canvas fractions, ``depth`` (B, 58, 3),
+    ``flip`` (B, 58, 2), ``subtype`` (B, 58, 35) logits.
+
+    The choice reads the message; each clip art's heads read the message, the canvas and the clip
+    art's embedding, with the clip art's own slot of the canvas blanked. So drawing the chosen
+    piece changes neither the choice nor its predicted place: a Drawer acting on the prediction
+    reaches it in one action and then stops (neural_agents.py)."""
+
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.cfg = cfg
+        self.embedding = nn.Embedding(cfg.vocab_size, cfg.embed, padding_idx=0)
+        self.gru = nn.GRU(cfg.embed + 1, cfg.hidden, batch_first=True, bidirectional=True)
+        self.message = nn.Sequential(nn.Linear(2 * cfg.hidden, cfg.hidden), nn.ReLU())
+        self.choose = nn.Linear(cfg.hidden, ca.N_CLIPARTS)
+        self.art = nn.Embedding(ca.N_CLIPARTS, cfg.art_embed)
+        self.canvas = nn.Linear(CANVAS_DIM, cfg.hidden)
+        self.piece = nn.Sequential(nn.ReLU(), nn.Linear(cfg.hidden, cfg.hidden), nn.ReLU())
+        self.piece_in = nn.Linear(cfg.hidden + cfg.art_embed, cfg.hidden)
+        self.xy = nn.Linear(cfg.hidden, 2)
+        self.depth = nn.Linear(cfg.hidden, ca.N_DEPTHS)
+        self.flip = nn.Linear(cfg.hidden, ca.N_FLIPS)
+        self.subtype = nn.Linear(cfg.hidden, ca.N_SUBTYPES)
+        own = torch.ones(ca.N_CLIPARTS, CANVAS_DIM)
+        for k in range(ca.N_CLIPARTS):
+            own[k, k * PIECE_FEATURES:(k + 1) * PIECE_FEATURES] = 0.0
+        self.register_buffer("others", own, persistent=False)     # row k: every slot but k's
+
+    def forward(self, ids: torch.Tensor, values: torch.Tensor, lengths: torch.Tensor, canvas: torch.Tensor) -> dict:
+        words = torch.cat([self.embedding(ids), values.unsqueeze(-1) / 5.0], dim=-1)
+        packed = nn.utils.rnn.pack_padded_sequence(words, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        _, h = self.gru(packed)                                  # (2, B, H)
+        message = self.message(torch.cat([h[0], h[1]], dim=-1))  # (B, H)
+        n, b = ca.N_CLIPARTS, message.shape[0]
+        joined = torch.cat([message.unsqueeze(1).expand(b, n, -1), self.art.weight.unsqueeze(0).expand(b, n, -1)],
+                           dim=-1)
+        scene = self.canvas(canvas.unsqueeze(1) * self.others.unsqueeze(0))     # (B, 58, H)
+        piece = self.piece(self.piece_in(joined) + scene)
+        return {"choose": self.choose(message), "xy": torch.sigmoid(self.xy(piece)),
+                "depth": self.depth(piece), "flip": self.flip(piece), "subtype": self.subtype(piece)}
+
+
+def build_model(kind: str, cfg: Config) -> nn.Module:
+    if kind != "codraw_neural_drawer":
+        raise ValueError(f"unknown kind {kind!r}; known: {KINDS}")
+    return NeuralDrawerNet(cfg)
+
+
+def save_checkpoint(path, *, kind: str, model: nn.Module, vocab: Vocabulary, extra: dict | None = None):
+    """Write the checkpoint; return (file sha256, weights sha256)."""
+    meta = {"config": asdict(model.cfg), "vocabulary": vocab.words, **(extra or {})}
+    return write_checkpoint(path, fmt=FORMAT, version=VERSION, kind=kind, meta=meta, model=model)
+
+
+def weights_sha256(kind: str, meta_json: str, state_dict: dict) -> str:
+    """A hash of the checkpoint's content (agents/checkpoints.py), not of torch.save's random id."""
+    return state_dict_sha256(f"{FORMAT}:{VERSION}:{kind}\n{meta_json}\n", state_dict)
+
+
+@dataclass
+class Loaded:
+    kind: str
+    model: nn.Module
+    vocab: Vocabulary
+    meta: dict
+    sha256: str
+    weights_sha256: str
+    path: str
+
+
+def load_checkpoint(path, device="cpu", expect: str | None = None) -> Loaded:
+    """Read a checkpoint with ``torch.load(weights_only=True)``; refuse another format or kind."""
+    payload = read_checkpoint(path, fmt=FORMAT, version=VERSION, expect=expect)
+    kind = payload["kind"]
+    meta = json.loads(payload["meta_json"])
+    model = build_model(kind, Config(**meta["config"]))
+    model.load_state_dict(payload["state_dict"])
+    model.to(device).eval()
+    return Loaded(kind, model, Vocabulary(meta["vocabulary"]), meta, file_sha256(path),
+                  weights_sha256(kind, payload["meta_json"], payload["state_dict"]), str(path))

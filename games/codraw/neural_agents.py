@@ -1,0 +1,128 @@
+"""The neural CoDraw Drawer (``codraw_v1``) as a model-agent family (docs/agents.md, "Model agents").
+
+``NeuralDrawer.load(checkpoint, device)`` reads a ``codraw_neural_drawer`` checkpoint of
+``manage.py train_agent codraw_neural_drawer`` (games/codraw/neural.py); ``act_batch(views)``
+answers a list of Drawer views (``rules.view_for(state, "drawer")``) with ONE forward call for all
+the views whose turn it is (``None`` for the others); ``act(view) = act_batch([view])[0]``;
+``warmup()`` runs one forward pass on a made-up view.
+
+Stateless, like the rule Drawer: for the Teller's latest message and the canvas as it is now, the
+model picks the palette clip art with the highest score and predicts its place, depth, flip (and
+subtype for Mike and Jenny). If the piece is not on the canvas it is placed; if it is there but
+elsewhere (more than ``TOLERANCE_PX`` off, or another depth, flip or subtype) it is updated;
+otherwise the Drawer replies (``ok, drew the oak tree``), which ends its turn. The choice reads only
+the message and a piece's predicted place never reads that piece's own slot of the canvas
+(neural.py), so drawing it changes neither: a turn is at most one canvas action and the reply.
+It never removes pieces.
+"""
+from __future__ import annotations
+
+import torch
+
+from games.codraw import clipart as ca
+from games.codraw import rules
+from games.codraw.neural import canvas_features, load_checkpoint, pad_batch
+
+GAME_ID = rules.GAME_ID
+TOLERANCE_PX = 12
+
+
+def drawer_turn(view: dict) -> bool:
+    return view.get("role") == rules.DRAWER and bool(view.get("your_turn")) and not view.get("over")
+
+
+def last_teller_message(view: dict) -> str:
+    messages = [m["text"] for m in view.get("chat", []) if m.get("role") == rules.TELLER]
+    return messages[-1] if messages else ""
+
+
+def _clamp(value: float, size: int) -> int:
+    return int(round(min(max(value, 0.0), 1.0) * size))
+
+
+class NeuralDrawer:
+    kind = "codraw_neural_drawer"
+
+    def __init__(self, loaded, device: str):
+        self.module, self.device, self.vocab = loaded.model, device, loaded.vocab
+        self.checkpoint_sha256, self.weights_sha256 = loaded.sha256, loaded.weights_sha256
+        self.version = f"{loaded.kind}@{loaded.sha256[:12]}"
+
+    @classmethod
+    def load(cls, checkpoint: str, device: str = "cpu", **options) -> "NeuralDrawer":
+        if options:
+            raise TypeError(f"{cls.__name__} takes no options, got {sorted(options)}")
+        return cls(load_checkpoint(checkpoint, device, expect=cls.kind), device)
+
+    def act(self, view: dict) -> dict | None:
+        return self.act_batch([view])[0]
+
+    def warmup(self) -> None:
+        self.act_batch([self.warmup_view()])
+
+    def predict(self, views: list[dict]) -> list[dict | None]:
+        """For each view, the piece its latest Teller message asks for (one forward call), or
+        None when there is no message yet or no palette."""
+        encoded = [self.vocab.encode(last_teller_message(v)) for v in views]
+        ids, values, lengths = pad_batch(encoded, self.device)
+        canvas = torch.tensor([canvas_features(v.get("canvas") or []) for v in views], dtype=torch.float32,
+                              device=self.device)
+        out = self.module(ids, values, lengths, canvas)
+        mask = torch.full((len(views), ca.N_CLIPARTS), float("-inf"), device=self.device)
+        for i, view in enumerate(views):
+            for p in view.get("palette") or []:
+                mask[i, int(p["idx"])] = 0.0
+        best = (out["choose"] + mask).argmax(dim=-1)
+        rows = torch.arange(len(views), device=self.device)
+        xy = out["xy"][rows, best].tolist()
+        depth = out["depth"][rows, best].argmax(-1).tolist()
+        flip = out["flip"][rows, best].argmax(-1).tolist()
+        subtype = out["subtype"][rows, best].argmax(-1).tolist()
+        pieces = []
+        for i, view in enumerate(views):
+            if not last_teller_message(view) or not view.get("palette"):
+                pieces.append(None)
+                continue
+            idx = int(best[i])
+            piece = {"idx": idx, "x": _clamp(xy[i][0], ca.CANVAS_W), "y": _clamp(xy[i][1], ca.CANVAS_H),
+                     "depth": int(depth[i]), "flip": int(flip[i])}
+            if idx in ca.HUMAN_IDXS:
+                piece["subtype"] = int(subtype[i])
+            pieces.append(piece)
+        return pieces
+
+    def act_batch(self, views: list[dict]) -> list[dict | None]:
+        todo = [i for i, view in enumerate(views) if drawer_turn(view)]
+        out: list[dict | None] = [None] * len(views)
+        if not todo:
+            return out
+        with torch.inference_mode():
+            pieces = self.predict([views[i] for i in todo])
+        for i, piece in zip(todo, pieces):
+            out[i] = self._action(views[i], piece)
+        return out
+
+    def _action(self, view: dict, piece: dict | None) -> dict:
+        limit = int(view.get("max_message_len", rules.MAX_MESSAGE_LEN))
+        if piece is None:
+            return {"type": "chat", "text": "ok"[:limit]}
+        drawn = next((p for p in view.get("canvas") or [] if int(p["idx"]) == piece["idx"]), None)
+        if drawn is None:
+            return {"type": "place", **piece}
+        changes = {k: piece[k] for k in ("depth", "flip", "subtype") if k in piece and drawn.get(k) != piece[k]}
+        if abs(drawn["x"] - piece["x"]) > TOLERANCE_PX or abs(drawn["y"] - piece["y"]) > TOLERANCE_PX:
+            changes.update(x=piece["x"], y=piece["y"])
+        if changes:
+            return {"type": "update", "idx": piece["idx"], **changes}
+        return {"type": "chat", "text": f"ok, drew the {ca.CLIPARTS[piece['idx']].name}"[:limit]}
+
+    @staticmethod
+    def warmup_view() -> dict:
+        return {"game_id": GAME_ID, "role": rules.DRAWER, "your_turn": True, "over": False, "round": 0,
+                "max_message_len": rules.MAX_MESSAGE_LEN, "canvas": [],
+                "palette": [{"idx": idx} for idx in range(ca.N_CLIPARTS)],
+                "chat": [{"role": rules.TELLER, "text": "big sun facing left, centered 1.0 in from left and 0.5 in from top",
+                          "round": 0, "at": 0}]}
+
+
+FAMILIES = {"codraw_neural_drawer": NeuralDrawer}

@@ -1,0 +1,108 @@
+"""Training data for the neural CoDraw Drawer: Teller-Drawer dialogs over generated scenes.
+
+Each dialog is the rule Teller (games/codraw/agents.py ``RuleTeller(peek=False)``) describing a
+generated scene (games/codraw/scenes.py via content.generate) to the rule Drawer (language.py), as
+:func:`games.codraw.agents.generated_dialogs` plays them. One example per round: the Teller's
+message, the canvas before it (``abs_b``) and what the rule Drawer changed (``abs_d`` minus
+``abs_b``: the pieces added or moved, with their place, depth, flip and subtype).
+
+The wording is varied (:func:`paraphrase`, seeded): synonyms (``big``/``large``, ``in``/
+``inches``, ``facing``/``looking``, ``from left``/``from the left`` ...), the order of the place's
+two halves, dropped commas, upper case, and typos (a letter dropped, doubled or swapped in a
+longer word) — so that the Drawer does not learn the rule Teller's template only. Numbers and
+clip-art names are not changed by synonyms (the meaning stays the rule Drawer's reading).
+
+Scene seeds: the split's range (``SEED_RANGES``) plus an offset; training, validation and the
+evaluation scenes (neural_eval.py) come from disjoint ranges (crosstalk-style: nothing evaluated
+was seen in training).
+"""
+from __future__ import annotations
+
+import random
+import re
+
+from games.codraw.scenes import parse_scene
+
+GENERATOR_VERSION = 1
+SEED_RANGES = {"train": 3_000_000, "val": 4_000_000, "test": 5_000_000}
+PARAPHRASE_P = 0.7             # share of training messages reworded
+
+SYNONYMS = [
+    (r"\bbig\b", ["large", "big"]),
+    (r"\bsmall\b", ["little", "tiny", "small"]),
+    (r"\bmedium\b", ["medium sized", "mid size", "medium"]),
+    (r"\bfacing\b", ["facing", "looking", "pointing", "faces"]),
+    (r"\bcentered\b", ["centered", "center is", "its center", "middle"]),
+    (r"\b(\d+(?:\.\d+)?) in\b", [r"\1 in", r"\1 inches", r"\1 inch", r"\1in", r"\1 in."]),
+    (r"\bfrom (left|right|top|bottom)\b", [r"from \1", r"from the \1", r"from the \1 edge", r"off the \1"]),
+    (r"\bin (\w+'s) hand\b", [r"in \1 hand", r"held in \1 hand", r"in \1 hands"]),
+    (r"\bon (\w+'s) head\b", [r"on \1 head", r"on top of \1 head", r"worn on \1 head"]),
+    (r"\bsmiling\b", ["smiling", "happy"]),
+]
+PREFIXES = ["", "", "", "there is a ", "add a ", "now ", "next, ", "then a ", "ok, "]
+_PLACE = re.compile(r"(centered [\d.]+ in from \w+) and ([\d.]+ in from \w+)")
+
+
+def typo(word: str, rng: random.Random) -> str:
+    if len(word) < 5 or not word.isalpha():
+        return word
+    i = rng.randrange(1, len(word) - 1)
+    kind = rng.randrange(3)
+    if kind == 0:
+        return word[:i] + word[i + 1:]
+    if kind == 1:
+        return word[:i] + word[i] + word[i:]
+    return word[:i - 1] + word[i] + word[i - 1] + word[i + 1:]
+
+
+def paraphrase(text: str, rng: random.Random, typo_p: float = 0.06) -> str:
+    """A reworded ``text`` (the rule Teller's template): same pieces and numbers, other words."""
+    if rng.random() < 0.5:                         # "centered X from left and Y from top" -> swapped
+        text = _PLACE.sub(lambda m: f"{m.group(2)} and {m.group(1)}", text)
+    for pattern, choices in SYNONYMS:
+        text = re.sub(pattern, lambda m: m.expand(rng.choice(choices)), text)
+    text = rng.choice(PREFIXES) + text
+    if rng.random() < 0.4:
+        text = text.replace(",", "")
+    words = [typo(w, rng) if rng.random() < typo_p else w for w in text.split(" ")]
+    text = " ".join(words)
+    if rng.random() < 0.1:
+        text = text.upper()
+    return text[:140]
+
+
+def dialogs(split: str, n: int, offset: int = 0) -> dict[str, dict]:
+    from games.codraw.agents import generated_dialogs
+
+    start = SEED_RANGES[split] + offset
+    return generated_dialogs(range(start, start + n))
+
+
+def scene_seeds(split: str, n: int, offset: int = 0) -> range:
+    start = SEED_RANGES[split] + offset
+    return range(start, start + n)
+
+
+def round_example(message: str, abs_b: str, abs_d: str) -> dict:
+    before = {p.idx: p for p in parse_scene(abs_b).placed}
+    after = {p.idx: p for p in parse_scene(abs_d).placed}
+    changes = [p.to_dict() for idx, p in sorted(after.items()) if before.get(idx) != p]
+    return {"text": message, "canvas": [p.to_dict() for p in before.values()], "changes": changes,
+            "removed": sorted(set(before) - set(after))}
+
+
+def make_examples(split: str, n_dialogs: int, seed: int = 0, paraphrase_p: float = PARAPHRASE_P) -> list[dict]:
+    """One example per round of ``n_dialogs`` generated dialogs of ``split`` (rounds that change
+    nothing or only remove pieces are left out); ``paraphrase_p`` of the messages reworded."""
+    rng = random.Random(f"codraw-neural-data:{split}:{seed}")
+    out = []
+    for key, dialog in dialogs(split, n_dialogs, offset=seed * 100_000).items():
+        for r in dialog["dialog"]:
+            example = round_example(r["msg_t"], r.get("abs_b") or "", r.get("abs_d") or "")
+            if not example["changes"]:
+                continue
+            if rng.random() < paraphrase_p:
+                example["text"] = paraphrase(example["text"], rng)
+            example["dialog"] = key
+            out.append(example)
+    return out

@@ -1,0 +1,130 @@
+"""Evaluation of the neural ALICE (``manage.py guesswhich_neural_eval``).
+
+1. Answer agreement with the exact grounded ALICE on generated dialogs over held-out scenes
+   (``neural_data`` split ``test``), per question type (the grounded answer's kind: yesno, count,
+   attr, refuse ...), beside the majority answer of the training dialogs; Wilson 95% intervals.
+2. GuessWhich games through the rules (games/guesswhich/rules.py): the rule QBot asks and guesses,
+   the answerer is the exact grounded ALICE, the neural ALICE or the weaker ``alice_weak``; the
+   secret's rank in the final phase is summarised as the paper does (mean rank and MRR with
+   bootstrap 95% CIs, :func:`games.clevr.metrics.summarize_ranks`) and each ALICE is compared with
+   the exact one by a two-sided Mann-Whitney U test (:func:`games.clevr.metrics.compare_versions`).
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from scipy.stats import binomtest
+
+from games.clevr.metrics import compare_versions, summarize_ranks
+from games.clevr.qbot import QBot
+from games.guesswhich import content as gw_content
+from games.guesswhich import neural_data, rules
+from games.guesswhich.neural_train import predict
+
+
+def wilson(hits: int, n: int) -> list[float]:
+    if not n:
+        return [float("nan"), float("nan")]
+    ci = binomtest(hits, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return [float(ci.low), float(ci.high)]
+
+
+def answer_accuracy(agent, *, dialogs: int, seed: int, train_dialogs: int, train_seed: int) -> dict:
+    """Per question type: n, neural accuracy (+ CI), majority-answer accuracy."""
+    held = neural_data.make_dialogs(dialogs, seed, "test")
+    top = Counter(it["answer"] for it in neural_data.make_dialogs(train_dialogs, train_seed, "train")).most_common(1)[0][0]
+    pred = predict(agent.module, agent.vocab, agent.answers, held, agent.device)
+    groups: dict[str, list] = defaultdict(list)
+    for p, it in zip(pred, held):
+        groups[it["qtype"]].append((p == it["answer"], it["answer"] == top))
+        groups["all"].append((p == it["answer"], it["answer"] == top))
+    out = {}
+    for qtype, rows in sorted(groups.items(), key=lambda kv: (kv[0] == "all", -len(kv[1]))):
+        hits = sum(r[0] for r in rows)
+        out[qtype] = {"n": len(rows), "accuracy": hits / len(rows), "ci95": wilson(hits, len(rows)),
+                      "majority": sum(r[1] for r in rows) / len(rows)}
+    return {"majority_answer": top, "per_type": out}
+
+
+def play(content: dict, seed: int, answerer, rounds: int) -> dict:
+    state = rules.initial_state(content, seed, {"rounds": rounds})
+    qbot, t = QBot(), 0
+    while not rules.is_over(state):
+        role = rules.to_act(state)[0]
+        action = (qbot if role == "questioner" else answerer).act(rules.view_for(state, role))
+        t += 1
+        state, _ = rules.apply(state, role, {**action, "at": t})
+    return rules.outcome(state)
+
+
+def games(answerers: dict, *, n: int, seed: int, pool_size: int, rounds: int, progress: bool = False) -> dict:
+    from tqdm import tqdm
+
+    contents = [gw_content.generate(seed + k, {"pool_size": pool_size, "difficulty": "medium"}) for k in range(n)]
+    ranks = {name: [] for name in answerers}
+    for k in tqdm(range(n), desc="guesswhich games", disable=not progress):
+        for name, answerer in answerers.items():
+            ranks[name].append(play(contents[k], seed + k, answerer, rounds)["rank"])
+    first = next(iter(answerers))
+    return {name: {**summarize_ranks(r), "ranks": r,
+                   "vs_first": compare_versions(ranks[first], r) if name != first else None}
+            for name, r in ranks.items()}
+
+
+def _f(x, d=3) -> str:
+    return "-" if x is None or x != x else f"{x:.{d}f}"
+
+
+def markdown(report: dict) -> str:
+    acc, g = report["accuracy"], report["games"]
+    lines = ["| question type (grounded answer's kind) | rounds | neural ALICE agrees with grounded ALICE (95% CI) "
+             "| majority answer |", "|---|---|---|---|"]
+    for qtype, row in acc["per_type"].items():
+        lines.append(f"| {qtype} | {row['n']} | {_f(row['accuracy'])} [{_f(row['ci95'][0])}, {_f(row['ci95'][1])}] "
+                     f"| {_f(row['majority'])} |")
+    first = next(iter(g))
+    lines += ["", f"GuessWhich, rule QBot questioner, pool of {report['pool_size']}, {report['rounds']} rounds, "
+              f"{report['n_games']} games (same pools and secrets for every answerer); chance mean rank "
+              f"{(report['pool_size'] + 1) / 2:.1f}.", "",
+              f"| answerer | mean rank (95% CI) | MRR (95% CI) | Mann-Whitney vs {first} (p) |", "|---|---|---|---|"]
+    for name, row in g.items():
+        mr, rr = row["mean_rank"], row["mrr"]
+        p = "-" if row["vs_first"] is None else _f(row["vs_first"]["p_value"], 4)
+        lines.append(f"| {name} | {_f(mr['value'], 2)} [{_f(mr['ci95'][0], 2)}, {_f(mr['ci95'][1], 2)}] "
+                     f"| {_f(rr['value'])} [{_f(rr['ci95'][0])}, {_f(rr['ci95'][1])}] | {p} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(report: dict, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    per = report["accuracy"]["per_type"]
+    fig, (ax_a, ax_g) = plt.subplots(1, 2, figsize=(9, 3.4))
+    names = list(per)
+    xs = range(len(names))
+    acc = [per[k]["accuracy"] for k in names]
+    err = [[a - per[k]["ci95"][0] for a, k in zip(acc, names)], [per[k]["ci95"][1] - a for a, k in zip(acc, names)]]
+    ax_a.bar([x - 0.2 for x in xs], acc, 0.4, yerr=err, label="neural ALICE")
+    ax_a.bar([x + 0.2 for x in xs], [per[k]["majority"] for k in names], 0.4, label="majority answer")
+    ax_a.set_xticks(list(xs), names, fontsize=8)
+    ax_a.set_ylim(0, 1.05)
+    ax_a.set_ylabel("agrees with grounded ALICE")
+    ax_a.set_title("held-out scenes")
+    ax_a.legend(fontsize=8)
+    g = report["games"]
+    labels = list(g)
+    mr = [g[k]["mean_rank"]["value"] for k in labels]
+    mre = [[m - g[k]["mean_rank"]["ci95"][0] for m, k in zip(mr, labels)],
+           [g[k]["mean_rank"]["ci95"][1] - m for m, k in zip(mr, labels)]]
+    ax_g.bar(range(len(labels)), mr, yerr=mre, color="tab:green")
+    ax_g.axhline((report["pool_size"] + 1) / 2, color="grey", linestyle="--", label="chance")
+    ax_g.set_xticks(range(len(labels)), [k.split(" (")[0] for k in labels], fontsize=8)
+    ax_g.set_ylabel("mean rank of the secret (lower is better)")
+    ax_g.set_title("GuessWhich with the rule QBot")
+    ax_g.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

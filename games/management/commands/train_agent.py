@@ -1,0 +1,93 @@
+"""Train a neural agent on data the project generates and write its checkpoint.
+
+    python manage.py train_agent colors_neural_listener [--examples 12000 --epochs 8 --seed 0 \
+        --out models/colors/colors_neural_listener.pt --device cpu]
+    python manage.py train_agent guesswhich_neural_alice [--dialogs 1200 --epochs 6 --threads 1]
+    python manage.py train_agent codraw_neural_drawer [--dialogs 300 --epochs 12 --threads 1]
+
+Unset options take the kind's recipe (``RECIPES``: what the committed checkpoints were trained with).
+
+Writes the checkpoint (state dict + vocabulary + config + version, see games/colors/neural.py),
+a loss / held-out accuracy plot next to it (same name, ``.png``), and prints the file's sha256
+and the weights' sha256 (games/colors/neural.py weights_sha256).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+KINDS = ("colors_neural_listener", "colors_neural_speaker", "guesswhich_neural_alice", "codraw_neural_drawer")
+# per kind: the recipe of the committed checkpoints (docs/games/colors_neural.md); flags override
+RECIPES = {
+    "colors_neural_listener": {"examples": 12000, "epochs": 8, "hidden": 48, "embed": 32, "lr": 3e-3},
+    "colors_neural_speaker": {"examples": 12000, "epochs": 8, "hidden": 64, "embed": 32, "lr": 3e-3},
+    # GuessWhich neural ALICE (games/guesswhich/neural*.py, docs/games/guesswhich_neural.md)
+    "guesswhich_neural_alice": {"dialogs": 1200, "epochs": 6, "hidden": 64, "embed": 32, "lr": 3e-3},
+    # CoDraw neural Drawer (games/codraw/neural*.py, docs/games/codraw_neural.md)
+    "codraw_neural_drawer": {"dialogs": 300, "epochs": 12, "hidden": 64, "embed": 32, "lr": 5e-3},
+}
+
+
+class Command(BaseCommand):
+    help = "Train a neural color agent (listener L0 or speaker S0) on generated data."
+
+    def add_arguments(self, parser):
+        parser.add_argument("kind", choices=KINDS)
+        parser.add_argument("--examples", type=int, help="generated training examples (recipe: 12000)")
+        parser.add_argument("--dialogs", type=int, help="guesswhich_neural_alice: generated dialogs of 10 "
+                            "rounds (recipe: 1200)")
+        parser.add_argument("--epochs", type=int, help="recipe: 8")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--batch-size", type=int, default=64)
+        parser.add_argument("--lr", type=float, help="Adam learning rate (recipe: 0.003)")
+        parser.add_argument("--hidden", type=int, help="GRU size (recipe: listener 48, speaker 64)")
+        parser.add_argument("--embed", type=int, help="word embedding size (recipe: 32)")
+        parser.add_argument("--out", default="", help="checkpoint path (default models/colors/KIND.pt)")
+        parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+        parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+
+    def handle(self, *args, **opts):
+        import torch
+
+        from games.colors.neural_train import plot_history, train
+
+        for key, value in RECIPES[opts["kind"]].items():
+            if opts[key] is None:
+                opts[key] = value
+        if opts["kind"] == "guesswhich_neural_alice":
+            from games.guesswhich.neural_train import plot_history, train as train_alice
+
+            if opts["dialogs"] < 2 or opts["epochs"] < 1:
+                raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
+            train = lambda kind, *, examples, **kw: train_alice(dialogs=opts["dialogs"], **kw)  # noqa: E731
+        elif opts["kind"] == "codraw_neural_drawer":
+            from games.codraw.neural_train import plot_history, train as train_drawer
+
+            if opts["dialogs"] < 2 or opts["epochs"] < 1:
+                raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
+            train = lambda kind, *, examples, **kw: train_drawer(kind, examples=opts["dialogs"], **kw)  # noqa: E731
+        elif opts["examples"] < 10 or opts["epochs"] < 1:
+            raise CommandError("Need --examples >= 10 and --epochs >= 1.")
+        device = opts["device"]
+        try:
+            torch.empty(1, device=device)
+        except (RuntimeError, AssertionError) as exc:
+            raise CommandError(f"Device {device!r} is not usable here: {exc}") from None
+        if opts["threads"]:
+            torch.set_num_threads(opts["threads"])
+        folder = opts["kind"].split("_")[0]          # models/colors/..., models/guesswhich/...
+        out = Path(opts["out"] or f"models/{folder}/{opts['kind']}.pt")
+        result = train(opts["kind"], examples=opts["examples"], epochs=opts["epochs"], seed=opts["seed"],
+                       device=device, batch_size=opts["batch_size"], lr=opts["lr"], embed=opts["embed"],
+                       hidden=opts["hidden"], progress=opts["verbosity"] > 0)
+        sha256, weights = result.save(out)
+        plot = out.with_suffix(".png")
+        plot_history(result, plot)
+        last = result.history[-1]
+        self.stdout.write("final: " + ", ".join(f"{k}={v:.3f}" for k, v in last.items() if k != "epoch"))
+        self.stdout.write(f"checkpoint {out} ({out.stat().st_size // 1024} KB)")
+        self.stdout.write(f"plot {plot}")
+        self.stdout.write(f"sha256 {sha256}")
+        self.stdout.write(f"weights_sha256 {weights} (same training, same value; the file's bytes "
+                          "also hold torch.save's random serialization id)")

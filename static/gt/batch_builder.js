@@ -1,0 +1,21 @@
+// The admin's batch builder (games/batch_builder.py): show only the fieldset of the chosen game,
+// so that its roles, agents and settings are the only ones offered. Without this script every
+// game's fieldset shows, and only the chosen game's fields are read.
+(function () {
+  "use strict";
+  function sync() {
+    const select = document.getElementById("id_game_id");
+    if (!select) return;
+    for (const set of document.querySelectorAll("fieldset.gt-game")) {
+      const mine = set.classList.contains("gt-game-" + select.value);
+      set.hidden = !mine;
+      set.style.display = mine ? "" : "none";
+    }
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    const select = document.getElementById("id_game_id");
+    if (!select) return;
+    select.addEventListener("change", sync);
+    sync();
+  });
+})();

@@ -1,0 +1,315 @@
+/* The researcher's monitor pages (templates/research/*.html; docs/monitor.md): number formatting,
+ * Chart.js plots with 95 % interval whiskers, the batch monitor's poll, the match replay and the
+ * comparison's plots. Chart.js is served from /static/vendor/ (scripts/vendor.sh). */
+(function () {
+  "use strict";
+  const COLORS = ["#2f6fed", "#d64545", "#1f9d55", "#b7791f", "#7b4fd6", "#0f8b8d", "#c2417a", "#5f6b7a"];
+  const GAME_CHARTS = {};
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "text") node.textContent = v;
+      else if (k === "class") node.className = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    return node;
+  }
+  const fmt = (x, d = 2) => (x === null || x === undefined || Number.isNaN(x)) ? "–" : Number(x).toFixed(d);
+  const pct = (x, d = 1) => (x === null || x === undefined) ? "–" : (100 * x).toFixed(d) + " %";
+  const ci = (c, f = fmt) => (!c || c[0] === null || c[0] === undefined) ? "" : `[${f(c[0])}, ${f(c[1])}]`;
+  const ciPct = (c) => ci(c, (x) => (100 * x).toFixed(1));   // "[30.1, 95.4]" after "75.0 %"
+  const color = (i) => COLORS[i % COLORS.length];
+
+  /* Whiskers for the 95 % intervals: a dataset's `ci` holds [low, high] per point. */
+  const errorBars = {
+    id: "gtErrorBars",
+    afterDatasetsDraw(chart) {
+      const ctx = chart.ctx, y = chart.scales.y;
+      chart.data.datasets.forEach((ds, di) => {
+        const meta = chart.getDatasetMeta(di);
+        if (!ds.ci || meta.hidden) return;
+        ctx.save(); ctx.strokeStyle = "#1d2433"; ctx.lineWidth = 1.3;
+        meta.data.forEach((pt, i) => {
+          const c = ds.ci[i];
+          if (!c || c[0] === null || c[1] === null || c[0] === undefined) return;
+          const lo = y.getPixelForValue(c[0]), hi = y.getPixelForValue(c[1]), x = pt.x;
+          ctx.beginPath(); ctx.moveTo(x, lo); ctx.lineTo(x, hi);
+          ctx.moveTo(x - 5, lo); ctx.lineTo(x + 5, lo); ctx.moveTo(x - 5, hi); ctx.lineTo(x + 5, hi); ctx.stroke();
+        });
+        ctx.restore();
+      });
+    },
+  };
+
+  /* One chart per canvas id, created once and then updated in place (no flicker while polling). */
+  function ciMax(data) {   // the y axis reaches the highest whisker, not only the highest bar
+    let top = null;
+    for (const ds of data.datasets) for (const c of ds.ci || []) if (c && c[1] !== null && c[1] !== undefined) top = Math.max(top ?? c[1], c[1]);
+    return top;
+  }
+  function chart(canvasId, config) {
+    const canvas = document.getElementById(canvasId);
+    if (!canvas) return null;
+    const existing = Chart.getChart(canvas);
+    const top = ciMax(config.data);
+    if (existing) {
+      existing.data = config.data;
+      existing.options.plugins.title.text = config.options.plugins.title.text;
+      if (top !== null && existing.options.scales.y.max === undefined) existing.options.scales.y.suggestedMax = top;
+      existing.update("none");
+      return existing;
+    }
+    if (top !== null && config.options.scales.y.max === undefined) config.options.scales.y.suggestedMax = top;
+    config.options = Object.assign({ animation: false, responsive: true, maintainAspectRatio: false }, config.options);
+    config.plugins = [errorBars];
+    return new Chart(canvas, config);
+  }
+  function opts(title, yTitle, extra) {
+    return Object.assign({
+      plugins: { title: { display: true, text: title }, legend: { position: "bottom" } },
+      scales: { y: { title: { display: true, text: yTitle }, beginAtZero: true } },
+    }, extra || {});
+  }
+
+  /* ------------------------------------------------------------------ per game: tables and charts */
+  GAME_CHARTS.colors_v1 = {
+    head: ["Group", "Matches", "Rounds", "Accuracy (95 % CI)", "far", "split", "close", "Response", "Words"],
+    row(g) {
+      const s = g.scores, a = s.accuracy;
+      const cond = (c) => { const p = s.by_condition[c]; return p.n ? `${pct(p.value)} ${ciPct(p.ci95)} n=${p.n}` : "–"; };
+      return [g.label, s.matches, a.n, a.n ? `${pct(a.value)} ${ciPct(a.ci95)}` : "–", cond("far"), cond("split"), cond("close"),
+              s.mean_response_ms === null ? "–" : fmt(s.mean_response_ms / 1000, 1) + " s", fmt(s.mean_speaker_words, 1)];
+    },
+    charts: ["accuracy"],
+    draw(prefix, groups) {
+      const keys = ["all", "far", "split", "close"];
+      chart(prefix + "accuracy", { type: "bar", data: {
+        labels: ["all rounds", "far", "split", "close"],
+        datasets: groups.map((g, i) => {
+          const ps = keys.map((k) => k === "all" ? g.scores.accuracy : g.scores.by_condition[k]);
+          return { label: g.label, backgroundColor: color(i) + "bb", data: ps.map((p) => p.value === null ? null : 100 * p.value),
+                   ci: ps.map((p) => p.ci95[0] === null ? null : [100 * p.ci95[0], 100 * p.ci95[1]]) };
+        }) }, options: opts("Listener accuracy per condition (95 % Wilson CI)", "% correct", { scales: { y: { min: 0, max: 100, title: { display: true, text: "% correct" } } } }) });
+    },
+  };
+  GAME_CHARTS.codraw_v1 = {
+    head: ["Group", "Matches", "Mean score (95 % CI)", "Rounds", "Peeked"],
+    row(g) {
+      const s = g.scores;
+      return [g.label, s.matches, s.score.n ? `${fmt(s.score.value)} ${ci(s.score.ci95)} of ${fmt(s.max_score, 0)}` : "–",
+              fmt(s.mean_rounds, 1), `${s.peeked} of ${s.matches}`];
+    },
+    charts: ["histogram", "rounds"],
+    draw(prefix, groups) {
+      const edges = groups.length ? groups[0].scores.histogram.edges : [];
+      chart(prefix + "histogram", { type: "bar", data: {
+        labels: edges.slice(0, -1).map((e, i) => `${fmt(e, 1)}–${fmt(edges[i + 1], 1)}`),
+        datasets: groups.map((g, i) => ({ label: g.label, backgroundColor: color(i) + "bb", data: g.scores.histogram.counts })) },
+        options: opts("Similarity scores of ended matches", "matches", { scales: { y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "matches" } }, x: { title: { display: true, text: "similarity (0–5)" } } } }) });
+      const n = Math.max(0, ...groups.map((g) => g.scores.per_round_mean_score.length));
+      chart(prefix + "rounds", { type: "line", data: {
+        labels: Array.from({ length: n }, (_, k) => k + 1),
+        datasets: groups.map((g, i) => ({ label: g.label, borderColor: color(i), backgroundColor: color(i),
+          data: g.scores.per_round_mean_score.map((r) => r.mean) })) },
+        options: opts("Mean score after each round", "similarity (0–5)", { scales: { x: { title: { display: true, text: "round" } }, y: { min: 0, max: 5, title: { display: true, text: "similarity" } } } }) });
+    },
+  };
+  GAME_CHARTS.guesswhich_v1 = {
+    head: ["Group", "Matches", "Found", "Mean rank (95 % CI)", "MRR (95 % CI)", "Chance rank", "Bonus"],
+    row(g) {
+      const s = g.scores;
+      return [g.label, s.matches, s.found, s.found ? `${fmt(s.mean_rank.value)} ${ci(s.mean_rank.ci95)}` : "–",
+              s.found ? `${fmt(s.mrr.value, 3)} ${ci(s.mrr.ci95, (x) => fmt(x, 3))}` : "–", fmt(s.chance_mean_rank, 1), fmt(s.mean_bonus, 1)];
+    },
+    charts: ["curve", "rank"],
+    draw(prefix, groups) {
+      const n = Math.max(0, ...groups.map((g) => g.scores.per_round_mean_coarse_rank.length));
+      chart(prefix + "curve", { type: "line", data: {
+        labels: Array.from({ length: n }, (_, k) => k + 1),
+        datasets: groups.map((g, i) => ({ label: g.label, borderColor: color(i), backgroundColor: color(i), spanGaps: true,
+          data: g.scores.per_round_mean_coarse_rank })) },
+        options: opts("Coarse rank of the best guess per round (lower is better)", "mean coarse rank", { scales: { x: { title: { display: true, text: "round" } }, y: { beginAtZero: true, title: { display: true, text: "mean coarse rank" } } } }) });
+      chart(prefix + "rank", { type: "bar", data: {
+        labels: groups.map((g) => g.label),
+        datasets: [{ label: "mean rank of the secret", backgroundColor: groups.map((g, i) => color(i) + "bb"),
+          data: groups.map((g) => g.scores.mean_rank.value), ci: groups.map((g) => g.scores.mean_rank.ci95) }] },
+        options: opts("Mean rank of the secret (95 % bootstrap CI)", "rank (1 = first click)", { plugins: { title: { display: true, text: "Mean rank of the secret (95 % bootstrap CI)" }, legend: { display: false } } }) });
+    },
+  };
+  GAME_CHARTS.visdial_v1 = {
+    head: ["Group", "Matches", "Complete (95 % CI)", "Rounds answered", "Words / question", "Words / answer"],
+    row(g) {
+      const s = g.scores;
+      return [g.label, s.matches, s.complete.n ? `${pct(s.complete.value)} ${ciPct(s.complete.ci95)}` : "–",
+              fmt(s.mean_rounds_completed, 1), fmt(s.mean_question_words, 1), fmt(s.mean_answer_words, 1)];
+    },
+    charts: ["words"],
+    draw(prefix, groups) {
+      chart(prefix + "words", { type: "bar", data: {
+        labels: ["rounds answered", "words per question", "words per answer"],
+        datasets: groups.map((g, i) => ({ label: g.label, backgroundColor: color(i) + "bb",
+          data: [g.scores.mean_rounds_completed, g.scores.mean_question_words, g.scores.mean_answer_words] })) },
+        options: opts("Dialogs of ended matches (means)", "mean") });
+    },
+  };
+
+  function scoreTable(game, groups) {
+    const spec = GAME_CHARTS[game];
+    return el("table", { class: "data scores" },
+      el("thead", {}, el("tr", {}, spec.head.map((h) => el("th", { text: h })))),
+      el("tbody", {}, groups.map((g, i) => {
+        // the swatch is the group's color in the plots; the "all groups" row is not plotted
+        const k = i - (groups[0].all ? 1 : 0), swatch = g.all ? "#c3c9d4" : color(k);
+        return el("tr", { "data-group": g.label }, spec.row(g).map((c, j) => el("td", j === 0 ? { class: "group" } : {},
+          j === 0 ? [el("span", { class: "swatch", style: `background:${swatch}` }), String(c)] : String(c))));
+      })));
+  }
+
+  /* ------------------------------------------------------------------ the batch monitor */
+  function batchMonitor(root) {
+    const game = root.dataset.game, url = root.dataset.url;
+    const state = { polls: 0, last: null, error: null };
+    window.gtMonitor = state;
+    const spec = GAME_CHARTS[game];
+    const charts = document.getElementById("charts");
+    if (spec && charts && !charts.childElementCount) {
+      for (const name of spec.charts) charts.append(el("div", { class: "chart" }, el("canvas", { id: "chart-" + name })));
+    }
+    function counts(d) {
+      const m = d.matches, p = d.participants;
+      document.getElementById("match-counts").replaceChildren(
+        ...["active", "finished", "timed_out", "aborted"].map((k) => el("span", { class: "count", "data-status": k }, el("b", { text: m[k] || 0 }), " " + k.replace("_", " "))));
+      const order = ["consent", "instructions", "waiting", "playing", "done", "declined"];
+      document.getElementById("participant-counts").replaceChildren(
+        ...order.map((k) => el("span", { class: "count", "data-state": k }, el("b", { text: p[k] || 0 }), " " + k)));
+    }
+    function scores(d) {
+      const s = d.scores, out = document.getElementById("scores");
+      if (!spec) { out.replaceChildren(el("p", { class: "muted", text: `No score view for ${game}.` })); return; }
+      const groups = s.groups.length > 1 ? [{ label: "all groups", scores: s.all, all: true }, ...s.groups] : s.groups;
+      out.replaceChildren(
+        el("p", { class: "muted", id: "scores-note", text: `${s.ended} ended match${s.ended === 1 ? "" : "es"} (finished or timed out) count; active and aborted ones do not.` }),
+        s.ended ? scoreTable(game, groups) : el("p", { text: "No ended matches yet: the scores appear when the first match ends." }));
+      charts.hidden = !s.ended;
+      if (s.ended) spec.draw("chart-", s.groups.length > 1 ? s.groups : groups);
+    }
+    function recent(d) {
+      document.querySelector("#matches tbody").replaceChildren(...d.recent.map((m) => el("tr", { "data-match": m.id },
+        el("td", {}, el("a", { href: `/research/matches/${m.id}/`, text: m.id.slice(0, 8) })),
+        el("td", {}, el("span", { class: "status-pill st-" + m.status, text: m.status.replace("_", " ") })),
+        el("td", { text: m.seats }), el("td", { text: m.summary }), el("td", { text: m.seq }),
+        el("td", { text: new Date(m.updated_at).toLocaleTimeString() }))));
+    }
+    async function poll() {
+      try {
+        const r = await fetch(url, { cache: "no-store", credentials: "same-origin" });
+        if (!r.ok) throw new Error(`the server answered ${r.status}`);
+        const d = await r.json();
+        counts(d); scores(d); recent(d);
+        state.last = d; state.error = null;
+        document.getElementById("live").textContent = "updated " + new Date().toLocaleTimeString();
+        document.getElementById("live").classList.remove("bad");
+      } catch (e) {
+        state.error = String(e);
+        document.getElementById("live").textContent = "not updating: " + e.message;
+        document.getElementById("live").classList.add("bad");
+      }
+      state.polls += 1;
+      setTimeout(poll, 2000);
+    }
+    poll();
+  }
+
+  /* ------------------------------------------------------------------ the match replay */
+  function hsl(c) { return `hsl(${c[0]}, ${c[1]}%, ${c[2]}%)`; }
+  function chatLines(lines) {
+    return el("div", { class: "dialog" }, lines.map((m) => el("p", { class: "line" }, el("b", { text: m.who + ": " }), m.text)));
+  }
+  const BOARDS = {
+    colors_v1(b) {
+      const parts = [el("p", {}, el("b", { text: b.over ? "Game over" : `Round ${b.round} of ${b.rounds}` }),
+        b.condition ? ` (${b.condition})` : "", ` · score ${b.correct}/${b.played}`)];
+      if (b.colors.length) parts.push(el("div", { class: "swatches" }, b.colors.map((c, i) =>
+        el("span", { class: "sw" + (i === 0 ? " target" : ""), style: `background:${hsl(c)}`, title: i === 0 ? "target" : "distractor" }, i === 0 ? "target" : ""))));
+      if (b.messages.length) parts.push(chatLines(b.messages));
+      if (b.last) parts.push(el("p", { class: "muted" }, `Last round (${b.last.round}, ${b.last.condition}): `,
+        el("span", { class: "sw small", style: `background:${hsl(b.last.colors[b.last.chosen])}` }), b.last.correct ? " clicked the target" : " clicked a distractor"));
+      return parts;
+    },
+    codraw_v1(b) {
+      return [el("p", {}, el("b", { text: b.phase === "over" ? "Game over" : `Round ${b.round}, ${b.phase}'s turn` }),
+        ` · ${b.pieces} pieces on the canvas · similarity ${fmt(b.score)} of 5` + (b.peek ? " · peeked" : "")),
+        el("img", { class: "replay-canvas", src: b.canvas_svg, width: 375, height: 300, alt: "the Drawer's canvas at this step" }),
+        b.chat.length ? chatLines(b.chat.slice(-6)) : null];
+    },
+    guesswhich_v1(b) {
+      return [el("p", {}, el("b", { text: b.phase === "done" ? "Game over" : `Round ${b.round} of ${b.rounds} · ${b.phase}` }),
+        ` · bonus ${b.bonus}` + (b.final_clicks.length ? ` · final clicks: ${b.final_clicks.join(", ")}` : "")),
+        chatLines(b.dialog.flatMap((d) => [{ who: "Q" + d.round, text: d.question }].concat(d.answer ? [{ who: "A" + d.round, text: d.answer }] : [])
+          .concat(d.guess ? [{ who: "guess", text: d.guess }] : [])))];
+    },
+    visdial_v1(b) {
+      return [el("p", {}, el("b", { text: b.phase === "done" ? "Dialog complete" : `Round ${b.round} of ${b.rounds} · ${b.phase}` })),
+        chatLines(b.dialog.flatMap((d) => [{ who: "Q" + d.round, text: d.question }].concat(d.answer ? [{ who: "A" + d.round, text: d.answer }] : [])))];
+    },
+  };
+
+  function matchReplay(data) {
+    const slider = document.getElementById("replay-slider"), steps = data.steps;
+    const info = document.getElementById("replay-step"), boardEl = document.getElementById("replay-board");
+    const eventEl = document.getElementById("replay-event");
+    const rows = new Map([...document.querySelectorAll("#log tr[data-seq]")].map((r) => [Number(r.dataset.seq), r]));
+    const render = BOARDS[data.game_id] || ((b) => [el("pre", { text: JSON.stringify(b, null, 1) })]);
+    const replay = { index: steps.length - 1, shown: null };
+    window.gtReplay = replay;
+    function show(i) {
+      i = Math.max(0, Math.min(steps.length - 1, i));
+      replay.index = i;
+      const step = steps[i], board = data.boards[step.board];
+      slider.value = String(i);
+      info.textContent = `Step ${i + 1} of ${steps.length} · event ${step.seq} · ${step.actor}`;
+      eventEl.replaceChildren(el("b", { text: step.type.replaceAll("_", " ") + ": " }), step.summary);
+      boardEl.replaceChildren(...(board.unavailable ? [el("p", { class: "bad", text: "No replay: " + board.unavailable })] : render(board)));
+      if (data.images && data.images.pool && !board.unavailable) markPool(data, board);
+      for (const r of rows.values()) r.classList.remove("current");
+      const row = rows.get(step.seq);
+      if (row) row.classList.add("current");
+      document.getElementById("replay-prev").disabled = i === 0;
+      document.getElementById("replay-next").disabled = i === steps.length - 1;
+      replay.shown = step.seq;
+    }
+    slider.max = String(steps.length - 1);
+    slider.addEventListener("input", () => show(Number(slider.value)));
+    document.getElementById("replay-prev").addEventListener("click", () => show(replay.index - 1));
+    document.getElementById("replay-next").addEventListener("click", () => show(replay.index + 1));
+    document.getElementById("replay-first").addEventListener("click", () => show(0));
+    document.getElementById("replay-last").addEventListener("click", () => show(steps.length - 1));
+    document.addEventListener("keydown", (ev) => {
+      if (ev.target.closest("input, textarea, select")) return;
+      if (ev.key === "ArrowLeft") show(replay.index - 1);
+      if (ev.key === "ArrowRight") show(replay.index + 1);
+    });
+    for (const [seq, row] of rows) row.querySelector(".goto").addEventListener("click", () => {
+      show(steps.findIndex((s) => s.seq === seq));
+      document.getElementById("replay").scrollIntoView({ block: "nearest" });
+    });
+    show(steps.length - 1);
+  }
+  function markPool(data, board) {
+    const guesses = new Map();
+    for (const d of board.dialog) if (d.guess) guesses.set(d.guess, (guesses.get(d.guess) || []).concat("r" + d.round));
+    for (const fig of document.querySelectorAll("#pool figure")) {
+      const id = fig.dataset.image, marks = fig.querySelector(".marks");
+      const g = guesses.get(id) || [], click = board.final_clicks.indexOf(id);
+      fig.classList.toggle("guessed", g.length > 0);
+      fig.classList.toggle("clicked", click >= 0);
+      marks.textContent = [g.length ? "guess " + g.join(", ") : "", click >= 0 ? `click ${click + 1}` : ""].filter(Boolean).join(" · ");
+    }
+  }
+
+  window.GTMonitor = { el, fmt, pct, ci, color, chart, opts, GAME_CHARTS, scoreTable, batchMonitor, matchReplay };
+})();

@@ -1,0 +1,158 @@
+"""A person (the speaker) plays the colors game in headless Chromium at 1366x768 against the neural
+literal listener (games/colors/neural_agents.py) from the committed checkpoint
+(models/colors/colors_neural_listener.pt), served by a real ``manage.py model_worker`` process
+(issue 13): the batch is entered through the lobby with a signed lab link, the person types a
+description each round, and every click of the listener comes from the model: the worker's timing
+log has one acted turn per round, the seat records the checkpoint's sha256 and version, and no
+fallback acted. Screenshot: var/screenshots/neural-speaker.png."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+import time
+
+import psutil
+import pytest
+from django.conf import settings
+from playwright.sync_api import expect
+
+from agents import liveness, registry
+from agents.registry import agent_instance
+from games.colors.rules import view_for
+from games.models import Batch, Match, MatchEvent, Seat
+
+from tests.browser.conftest import SCREENS, browser  # noqa: F401  (the fixture)
+from tests.browser.sync import wait_painted, wait_synced
+from tests.conftest import ROOT, child_env, running_server
+from tests.platform.factories import lab_url
+
+pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
+
+SHOTS = SCREENS.parent / "screenshots"
+CHECKPOINT = ROOT / "models" / "colors" / "colors_neural_listener.pt"
+ROUNDS = 3
+ENTRY = f"""
+[[agent]]
+name = "colors_neural_listener"
+game_id = "colors_v1"
+role = "listener"
+family = "games.colors.neural_agents:NeuralLiteralListener"
+family_key = "colors_neural_l0_browser"
+checkpoint = "{CHECKPOINT}"
+device = "cpu"
+batch_size = 8
+wait_ms = 5
+timeout_s = 60
+fallback = "colors_literal_listener"
+version = "l0-browser"
+"""
+
+
+def reset_registry() -> None:
+    registry.all_agents.cache_clear()
+    registry._built.clear()
+
+
+def read_lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+@pytest.fixture
+def neural_stack(tmp_path, monkeypatch):
+    """The models file naming the neural listener (this process, the web server and the worker all
+    read it), uvicorn on the test database and the model worker; yields (base url, timings path)."""
+    if settings.GT_AGENT_MODE != "celery":
+        pytest.skip("needs REDIS_URL and DATABASE_URL (the full stack)")
+    path = tmp_path / "models.toml"
+    path.write_text(textwrap.dedent(ENTRY))
+    monkeypatch.setenv("GT_MODELS_FILE", str(path))
+    reset_registry()
+    from groundtalk_web.celery import app
+
+    with app.connection_for_write() as conn:   # no turn left over from an earlier run
+        conn.default_channel.queue_purge("model.colors_neural_l0_browser")
+    env = {**child_env(), "GT_MODELS_FILE": str(path)}
+    timings = tmp_path / "timings.jsonl"
+    log = open(ROOT / "var" / "test-neural-worker.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
+    worker = subprocess.Popen([sys.executable, "manage.py", "model_worker", "--family", "colors_neural_l0_browser",
+                               "--no-supervise", "--timings", str(timings)],
+                              cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 180
+        while liveness.dead_queues(["model.colors_neural_l0_browser"]):   # heartbeats only once warmed up
+            assert worker.poll() is None, f"the model worker exited with {worker.returncode}"
+            assert time.monotonic() < deadline, "the model worker did not warm up in 180 s"
+            time.sleep(0.2)
+        with running_server(env, "test-neural-server.log") as url:
+            yield url, timings
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            for child in psutil.Process(worker.pid).children(recursive=True):
+                child.kill()
+            worker.kill()
+        reset_registry()
+
+
+def test_a_person_plays_the_neural_listener_served_by_a_model_worker(neural_stack, browser):  # noqa: F811
+    base, timings = neural_stack
+    sha = hashlib.sha256(CHECKPOINT.read_bytes()).hexdigest()
+    assert read_lines(timings)[0]["event"] == "ready" and read_lines(timings)[0]["sha256"] == sha
+    batch = Batch.objects.create(
+        slug="neural", title="Colors with a neural listener", game_id="colors_v1",
+        pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["speaker"], agents={"listener": "colors_neural_listener"},
+        config={"rounds": ROUNDS}, max_wait_s=60)
+    describer = agent_instance("colors_lexicon_speaker")   # what the person types: a fitting description
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+
+    page.goto(base + lab_url(batch, "ann"))
+    page.click("#agree")
+    page.click("#ready")
+    page.wait_for_url("**/m/**", timeout=30000)   # paired with the model at once
+    match = Match.objects.get(batch=batch)
+    texts = []
+    for round_no in range(1, ROUNDS + 1):
+        expect(page.locator("#round-label")).to_have_text(f"Round {round_no} of {ROUNDS}")
+        wait_synced(page, match.id)
+        match.refresh_from_db()
+        text = describer.act(view_for(match.state, "speaker"))["text"]
+        texts.append(text)
+        page.fill("#chatinput", text)
+        page.click("#send")
+        # the listener's click (the model's) ends the round: the outcome is shown to the person
+        expect(page.locator("#outcome")).to_contain_text(f"Round {round_no}: ")
+        if round_no == 2:
+            wait_painted(page)
+            page.screenshot(path=str(SHOTS / "neural-speaker.png"))
+    expect(page.locator("#finished")).to_be_visible()
+    wait_painted(page)
+    page.screenshot(path=str(SHOTS / "neural-speaker-finished.png"))
+    ctx.close()
+    assert errors == [], errors
+
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED
+    chats = list(MatchEvent.objects.filter(match=match, type="message_sent").values_list("actor", "payload"))
+    assert [(actor, payload["text"]) for actor, payload in chats] == [("speaker", t) for t in texts]
+    clicks = list(MatchEvent.objects.filter(match=match, type="color_clicked").order_by("seq"))
+    assert len(clicks) == ROUNDS and {c.actor for c in clicks} == {"listener"}
+    # every click is the model's answer: the worker acted on each turn, no fallback stood in
+    assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
+    acted = [line for line in read_lines(timings)
+             if line.get("event") == "turn" and line.get("match") == str(match.id) and line.get("result") == "acted"]
+    assert sorted(line["seq"] for line in acted) == [c.seq - 1 for c in clicks]
+    assert [c.client_action_id for c in clicks] == [f"agent:listener:{c.seq - 1}" for c in clicks]
+    seat = Seat.objects.get(match=match, role="listener")
+    assert seat.agent_name == "colors_neural_listener"
+    assert seat.agent_model["checkpoint_sha256"] == sha and seat.agent_model["version"] == "l0-browser"
+    assert seat.agent_model["family"] == "games.colors.neural_agents:NeuralLiteralListener"

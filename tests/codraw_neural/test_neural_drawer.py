@@ -1,0 +1,157 @@
+"""The neural CoDraw Drawer (games/codraw/neural*.py): paraphrased generated data, training beats
+trivial Drawers on held-out scenes, checkpoint round trip, act_batch = single acts in one forward
+pass, legal actions in a real game, the models.toml example."""
+from __future__ import annotations
+
+import copy
+import random
+import re
+
+import pytest
+import torch
+
+from agents import registry
+from games.codraw import content as codraw_content
+from games.codraw import neural_data, neural_eval, neural_train, rules
+from games.codraw.actions import SCHEMA
+from games.codraw.agents import RuleTeller
+from games.codraw.neural import load_checkpoint, tokenize
+from games.codraw.neural_agents import NeuralDrawer
+
+from ..conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    torch.set_num_threads(1)
+    result = neural_train.train(examples=60, epochs=8, seed=3, hidden=48, embed=24, lr=1e-2, val_examples=6,
+                                progress=False)
+    path = tmp_path_factory.mktemp("cdn") / "drawer.pt"
+    return result, path, result.save(path)
+
+
+def test_paraphrases_are_seeded_keep_the_numbers_and_vary_the_wording():
+    text = "medium airplane facing left, centered 1.5 in from right and 0.7 in from top"
+    outs = [neural_data.paraphrase(text, random.Random(k)) for k in range(30)]
+    assert outs == [neural_data.paraphrase(text, random.Random(k)) for k in range(30)]
+    assert len(set(outs)) > 15 and sum(o == text for o in outs) < 5
+    for out in outs:
+        assert sorted(re.findall(r"\d\.\d", out)) == ["0.7", "1.5"]
+
+
+def test_examples_come_from_disjoint_scene_ranges():
+    train = neural_data.make_examples("train", 3, seed=0)
+    assert train and all(e["changes"] and e["text"] for e in train)
+    assert train == neural_data.make_examples("train", 3, seed=0)
+    assert {e["dialog"] for e in train}.isdisjoint(e["dialog"] for e in neural_data.make_examples("test", 3))
+    with pytest.raises(ValueError):
+        neural_eval.check_disjoint(neural_data.scene_seeds("train", 10), range(neural_data.SEED_RANGES["train"] + 9, 10**8))
+
+
+def test_training_on_a_tiny_set_beats_the_trivial_drawers_on_held_out_scenes(tiny):
+    result = tiny[0]
+    assert result.history[-1]["loss"] < result.history[0]["loss"]
+    assert result.history[-1]["val_clipart_accuracy"] > 0.4       # 58 clip arts: chance is under 0.02
+    drawer = NeuralDrawer.load(str(tiny[1]))
+    drawers = {"neural": drawer, "random": neural_eval.RandomDrawer, "empty": neural_eval.EmptyDrawer()}
+    scores = neural_eval.evaluate(drawers, scenes=6, wordings=("paraphrased",))["paraphrased"]
+    assert scores["empty"]["mean"] == 0.0
+    assert scores["neural"]["mean"] > scores["random"]["mean"] + 0.5
+    assert len(scores["neural"]["scores"]) == 6
+
+
+def test_checkpoint_round_trip(tiny, tmp_path):
+    result, path, (sha, weights) = tiny
+    loaded = load_checkpoint(path)
+    assert loaded.sha256 == sha and loaded.weights_sha256 == weights and loaded.vocab.words == result.vocab.words
+    examples = neural_data.make_examples("test", 2)
+    with torch.no_grad():
+        a = loaded.model(*neural_train.batch_tensors(examples, loaded.vocab, "cpu"))
+        b = result.model(*neural_train.batch_tensors(examples, result.vocab, "cpu"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert result.save(tmp_path / "again.pt")[1] == weights
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"format": "something else"}, foreign)
+    with pytest.raises(ValueError):
+        load_checkpoint(foreign)
+    with pytest.raises(TypeError):
+        NeuralDrawer.load(str(path), "cpu", speaker="x")
+
+
+def _game(agent, seed: int):
+    """A real game (rule Teller, the neural Drawer) through the rules: Drawer views on its turns,
+    idle Drawer views, the final state."""
+    state = rules.initial_state(codraw_content.generate(seed), seed, {})
+    teller, turns, idle, t = RuleTeller(peek=False), [], [], 0
+    while not rules.is_over(state):
+        role = rules.to_act(state)[0]
+        view = rules.view_for(state, role)
+        if role == rules.DRAWER:
+            turns.append(copy.deepcopy(view))
+            action = agent.act(view)
+            assert SCHEMA.validate(action)["type"] == action["type"]
+        else:
+            idle.append(rules.view_for(state, rules.DRAWER))
+            action = teller.act(view)
+        t += 1
+        state, _ = rules.apply(state, role, {**action, "at": t})     # the rules accept every action
+        assert t < 400
+    return turns, idle, state
+
+
+def test_a_real_game_is_legal_and_a_turn_is_one_canvas_action_then_the_reply(tiny):
+    agent = NeuralDrawer.load(str(tiny[1]))
+    agent.warmup()
+    assert agent.version.startswith("codraw_neural_drawer@") and len(agent.checkpoint_sha256) == 64
+    turns, idle, state = _game(agent, neural_data.SEED_RANGES["test"] + 77)
+    assert all(agent.act(v) is None for v in idle)
+    assert len(state["rounds"]) == len(state["target"]) and len(turns) <= 2 * len(state["rounds"])
+    assert state["canvas"]                       # it drew something
+
+
+def test_act_batch_of_n_equals_n_single_acts_in_one_forward_pass(tiny):
+    agent = NeuralDrawer.load(str(tiny[1]))
+    turns, idle, _ = _game(agent, neural_data.SEED_RANGES["test"] + 78)
+    mixed = [*turns[:3], idle[1], *turns[3:8]]
+    singles = [agent.act(copy.deepcopy(v)) for v in mixed]
+    calls = []
+    agent.module.register_forward_hook(lambda *_: calls.append(1))
+    batch = agent.act_batch(mixed)
+    assert len(calls) == 1 and batch == singles and batch[3] is None
+    assert all(a is not None for k, a in enumerate(batch) if k != 3)
+    assert {a["type"] for a in batch if a} >= {"place", "chat"}
+
+
+def test_numbers_are_read_as_values(tiny):
+    assert tokenize("Centered 1.5 in from the LEFT, 1/2 inch") == ["centered", "1.5", "in", "from", "the", "left", "1/2", "inch"]
+    vocab = tiny[0].vocab
+    ids, values = vocab.encode("centered 1.5 in facng left, 1/2 inch")
+    assert values == [0.0, 1.5, 0.0, 0.0, 0.0, 0.5, 0.0]
+    assert ids[1] == ids[5] == vocab.index["<num>"] and ids[3] == vocab.index["facing"]      # a typo read as the word
+
+
+def test_the_models_toml_example_is_valid_once_uncommented(tmp_path, monkeypatch):
+    text = (ROOT / "models" / "models.toml").read_text()
+    lines = [line[2:] for line in text.splitlines() if re.match(r"^# (\[\[agent\]\]|[a-z_0-9]+ = )", line)]
+    path = tmp_path / "models.toml"
+    path.write_text("\n".join(lines))
+    monkeypatch.setenv("GT_MODELS_FILE", str(path))
+    registry.all_agents.cache_clear()
+    registry._built.clear()
+    try:
+        spec = registry.all_agents()["codraw_neural_drawer"]
+        assert spec.game_id == "codraw_v1" and spec.role == "drawer"
+        assert spec.fallback == "codraw_rule_drawer" and spec.queue_name == "model.codraw_neural_drawer"
+    finally:
+        monkeypatch.delenv("GT_MODELS_FILE")
+        registry.all_agents.cache_clear()
+        registry._built.clear()
+
+
+def test_the_committed_checkpoint_draws_held_out_scenes_well():
+    path = ROOT / "models" / "codraw" / "codraw_neural_drawer.pt"
+    drawer = NeuralDrawer.load(str(path))
+    assert drawer.weights_sha256 == "913d66a35302e5ff548ab53d7e082ab219b4a4df1ffe7cc45157ca9642c8d3a2"
+    scores = neural_eval.evaluate({"neural": drawer, "random": neural_eval.RandomDrawer}, scenes=4,
+                                  offset=200, wordings=("paraphrased",))["paraphrased"]
+    assert scores["neural"]["mean"] > 3.5 > scores["random"]["mean"]
