@@ -68,7 +68,9 @@ def test_an_overdue_agent_gets_its_fallback_and_the_human_is_told():
 
 
 def test_a_humans_action_does_not_restart_the_agents_clock():
-    match, _ = colors_match(agents={"listener": "colors_literal_listener"}, wake_agents=True)
+    match, _ = colors_match(agents={"listener": "colors_literal_listener"}, wake_agents=False)
+    # an agent no worker serves: its turn waits (a served one may answer between the two messages)
+    Match.objects.filter(pk=match.pk).update(agent_seats={"listener": "served_elsewhere"})
     # the human speaker speaks: the agent listener is due from now on
     match_apply_action(match_id=match.id, role="speaker", action={"type": "chat", "text": "teal"},
                        client_action_id="s1")
