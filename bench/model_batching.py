@@ -60,7 +60,7 @@ def log(*parts) -> None:
     print(time.strftime("%H:%M:%S"), *parts, flush=True)
 
 
-def models_toml(batch_size: int, wait_ms: float) -> str:
+def models_toml(batch_size: int, wait_ms: float, threads: int = 1) -> str:
     return f"""
 [[agent]]
 name = "{AGENT}"
@@ -72,6 +72,7 @@ checkpoint = "{CHECKPOINT}"
 device = "cpu"
 batch_size = {batch_size}
 wait_ms = {wait_ms}
+threads = {threads}
 timeout_s = 60
 fallback = "colors_literal_listener"
 version = "bench"
@@ -118,10 +119,10 @@ def pct(values) -> dict:
 class Worker:
     """A ``manage.py model_worker`` process for one configuration."""
 
-    def __init__(self, env: dict, batch_size: int, wait_ms: float, workdir: Path) -> None:
+    def __init__(self, env: dict, batch_size: int, wait_ms: float, workdir: Path, threads: int) -> None:
         tag = f"b{batch_size}-w{wait_ms:g}"
         self.models = workdir / f"models-{tag}.toml"
-        self.models.write_text(models_toml(batch_size, wait_ms))
+        self.models.write_text(models_toml(batch_size, wait_ms, threads))
         self.timings = workdir / f"timings-{tag}.jsonl"
         self.timings.unlink(missing_ok=True)
         self.log = open(workdir / f"worker-{tag}.log", "w")
@@ -266,7 +267,7 @@ def run_config(args, batch_size: int, wait_ms: float, workdir: Path, env: dict, 
 
     # the registry of THIS process must know the agent (match_create names it)
     own = workdir / f"models-main-b{batch_size}-w{wait_ms:g}.toml"
-    own.write_text(models_toml(batch_size, wait_ms))
+    own.write_text(models_toml(batch_size, wait_ms, args.torch_threads))
     os.environ["GT_MODELS_FILE"] = str(own)
     registry.all_agents.cache_clear()
     registry._built.clear()
@@ -274,7 +275,7 @@ def run_config(args, batch_size: int, wait_ms: float, workdir: Path, env: dict, 
 
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge(f"model.{FAMILY_KEY}")
-    worker = Worker(env, batch_size, wait_ms, workdir)
+    worker = Worker(env, batch_size, wait_ms, workdir, args.torch_threads)
     try:
         warmup_s = worker.wait_ready()
         log(f"worker batch_size={batch_size} wait_ms={wait_ms:g}: ready (warm-up {warmup_s:.2f} s)")
@@ -430,7 +431,10 @@ def main() -> None:
     p.add_argument("--warmup", type=float, default=3.0, help="unmeasured seconds before each window")
     p.add_argument("--rounds", type=int, default=30, help="rounds per match (a finished one is replaced)")
     p.add_argument("--bot-threads", type=int, default=8)
-    p.add_argument("--poll-ms", type=float, default=2.0)
+    p.add_argument("--poll-ms", type=float, default=10.0,
+                   help="how often the bots read their matches' rounds (each poll reads all N matches)")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="the worker's torch CPU threads (models file 'threads'; 0: torch's default)")
     p.add_argument("--model-repeats", type=int, default=20, help="calls per size in the model-only part (0: skip)")
     p.add_argument("--model-only", action="store_true", help="only the model part (no database, no worker)")
     p.add_argument("--db-name", default="groundtalk_bench_model")
@@ -468,7 +472,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     workdir = Path(tempfile.mkdtemp(prefix="gt-bench-model-"))
     first = workdir / "models-setup.toml"
-    first.write_text(models_toml(args.batch_sizes[0][0], args.batch_sizes[0][1]))
+    first.write_text(models_toml(args.batch_sizes[0][0], args.batch_sizes[0][1], args.torch_threads))
     os.environ["GT_MODELS_FILE"] = str(first)
     import django
 

@@ -16,6 +16,7 @@ The file is TOML (stdlib ``tomllib``): ``models/models.toml`` in the project, or
     device = "cpu"                      # "cpu", "cuda" or "cuda:N"
     batch_size = 32                     # turns per act_batch call, at most
     wait_ms = 5                         # how long the first turn of a batch waits for more
+    threads = 0                         # torch's CPU threads in the worker (0: torch's default)
     timeout_s = 10                      # then the watchdog's fallback acts and the person is told
     fallback = "colors_literal_listener"   # a rule agent of the same game and role (required)
     version = "l0-2026-11-23"           # recorded on every seat the model plays
@@ -68,10 +69,11 @@ DEVICE_RE = re.compile(r"^(cpu|cuda|cuda:\d+)$")
 SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 
 COMMON = {"name", "kind", "game_id", "role", "timeout_s", "fallback", "version", "description"}
-TORCH_KEYS = COMMON | {"family", "family_key", "checkpoint", "device", "batch_size", "wait_ms", "options", "sha256"}
+TORCH_KEYS = COMMON | {"family", "family_key", "checkpoint", "device", "batch_size", "wait_ms", "threads", "options",
+                      "sha256"}
 HTTP_KEYS = COMMON | {"url", "headers"}
 # What agents sharing one family_key must agree on (one loaded model, one batcher).
-SHARED = ("family", "checkpoint", "device", "batch_size", "wait_ms", "options", "sha256")
+SHARED = ("family", "checkpoint", "device", "batch_size", "wait_ms", "threads", "options", "sha256")
 
 
 class ModelConfigError(ImproperlyConfigured):
@@ -97,6 +99,7 @@ class ModelAgentConfig:
     device: str = "cpu"
     batch_size: int = 16
     wait_ms: float = 5.0
+    threads: int = 0
     options: dict = field(default_factory=dict)
     sha256: str = ""
     # http
@@ -253,7 +256,8 @@ def _entry(path: Path, index: int, raw: dict) -> ModelAgentConfig:
         fail("sha256", f"must be 64 hexadecimal digits, not {raw.get('sha256')!r}.")
     return ModelAgentConfig(**common, family=family, family_key=family_key, checkpoint=str(checkpoint_path),
                             device=device, batch_size=int(number("batch_size", 16, lo=1, whole=True)),
-                            wait_ms=float(number("wait_ms", 5.0, lo=0)), options=dict(options), sha256=sha256)
+                            wait_ms=float(number("wait_ms", 5.0, lo=0)),
+                            threads=int(number("threads", 0, lo=0, whole=True)), options=dict(options), sha256=sha256)
 
 
 def _check_against_registry(where: str, cfg: ModelAgentConfig, rule_agents: dict) -> None:

@@ -72,6 +72,10 @@ def load_family(cfg: ModelAgentConfig) -> LoadedFamily:
         if not torch.cuda.is_available():
             raise ModelConfigError(f"agent {cfg.name}: device {cfg.device!r} is configured but torch sees no CUDA "
                                    f"device on this machine (torch {torch.__version__}).")
+    if cfg.threads:
+        import torch
+
+        torch.set_num_threads(cfg.threads)   # a CPU worker beside the web, PostgreSQL and Redis
     started = time.monotonic()
     instance = cls.load(cfg.checkpoint, cfg.device, **cfg.options)
     return LoadedFamily(cfg, instance, sha, time.monotonic() - started)

@@ -16,12 +16,21 @@ library) directly:
   queue too (one turn at a time);
 * the family is loaded and warmed up first; only then does the worker declare the queue, start
   consuming and heartbeat (agents/liveness.py: a model queue has a worker once it is warm);
-* the first turn opens a window of ``wait_ms``; the batch runs when the window closes or
-  ``batch_size`` turns are in, whichever first (prefetch = ``batch_size``);
+* the first turn opens a window of ``wait_ms``; when it closes, the turns already waiting in the
+  queue are taken too (one Redis round trip each, until none is there at once), and the batch runs
+  with up to ``batch_size`` turns (prefetch = ``batch_size``). Turns that queued while a batch ran
+  thus join the next one instead of waiting for windows of their own;
 * each turn is checked against the match as it is now (still active, still at the turn's seq,
   the role still to act; otherwise stale and dropped), the views go to ONE ``act_batch`` call,
   and each answer is submitted through ``games.services.match_apply_action`` with the turn's
   ``expected_seq`` (client id ``agent:<role>:<seq>``: a redelivered turn is a no-op);
+* the batch's answers are written in ONE transaction (a savepoint per turn, matches in id order so
+  that two workers never wait on each other), from the snapshot the batch read (the process's
+  state cache, ``match_store.remember_loaded``: one conditional statement per answer, as a
+  person's action on the server's fast path); the broadcasts and the next turns' wake-ups are sent
+  once it commits (write, then send). A person acting on one of these matches meanwhile waits for
+  that commit. Should the transaction fail as a whole (the database restarted, a deadlock), each
+  turn is submitted again on its own: the client ids make that safe;
 * a model that raises, or answers the wrong number of actions, or an answer the rules refuse:
   the agent's fallback (a rule agent) acts at once (``agent_fallback_turn``, reason ``error`` or
   ``illegal``; the person sees the notice). A model that is slow is overtaken by the watchdog's
@@ -58,6 +67,7 @@ from agents.serving.seats import seats_record_model
 log = logging.getLogger(__name__)
 timings_log = logging.getLogger("agents.serving.timings")
 TASK_NAME = "agents.agent_take_turn"
+DRAIN_POLL_S = 0.002   # after the window: a turn not delivered within this is not "already waiting"
 
 
 @dataclass
@@ -154,6 +164,7 @@ class ModelWorker:
                 if self.pending:
                     left = self.pending[0].picked_mono + self.wait_s - time.monotonic()
                     if len(self.pending) >= self.batch_size or left <= 0:
+                        self._take_waiting(conn)
                         self._run_batch()
                         continue
                     timeout = max(left, 0.0005)
@@ -167,6 +178,18 @@ class ModelWorker:
             for turn in self.pending:   # stopping: give back what was collected but not run
                 turn.message.requeue()
             self.pending.clear()
+
+    def _take_waiting(self, conn) -> None:
+        """The window closed: add the turns already in the queue (each one round trip), up to
+        ``batch_size``, stopping at the first poll that finds none at once."""
+        while len(self.pending) < self.batch_size and not self.stopping.is_set():
+            before = len(self.pending)
+            try:
+                conn.drain_events(timeout=DRAIN_POLL_S)
+            except socket.timeout:
+                return
+            if len(self.pending) == before:
+                return
 
     def _on_message(self, body, message) -> None:
         picked, mono = time.time(), time.monotonic()
@@ -184,17 +207,18 @@ class ModelWorker:
     # ------------------------------------------------------------------------------- one batch
     def _run_batch(self) -> None:
         from agents.services import agent_fallback_turn
-        from games.base import IllegalAction
+        from games import match_store
         from games.models import Match
         from games.registry import get_game
-        from games.services import match_apply_action
 
         turns, self.pending = self.pending, []
         started = time.monotonic()
         close_old_connections()   # a database that restarted: a fresh connection
         matches = {str(m.id): m for m in Match.objects.only(
-            "id", "game_id", "state", "state_static", "seq", "status", "agent_seats", "agent_due_since")
-            .filter(pk__in={t.match_id for t in turns})}
+            "id", "batch_id", "game_id", "state", "state_static", "seq", "status", "agent_seats",
+            "agent_due_since").filter(pk__in={t.match_id for t in turns})}
+        for match in matches.values():
+            match_store.remember_loaded(match)   # the answers' writes start from this snapshot
         due, seen, results = [], set(), {}
         for turn in turns:
             match = matches.get(turn.match_id)
@@ -228,35 +252,7 @@ class ModelWorker:
                 log.exception("model worker %s: act_batch failed on %d views; the fallbacks act", self.family_key,
                               len(views))
             model_s = time.monotonic() - model_started
-        acted = []
-        for i, (turn, match) in enumerate(due):
-            submit_started = time.monotonic()
-            try:
-                if failure is not None:
-                    results[id(turn)] = "fallback:" + agent_fallback_turn(
-                        match_id=match.id, role=turn.role, expected_seq=turn.seq, reason="error")
-                elif answers[i] is None:
-                    results[id(turn)] = "idle"
-                else:
-                    try:
-                        match_apply_action(match_id=match.id, role=turn.role, action=answers[i],
-                                           client_action_id=f"agent:{turn.role}:{turn.seq}", expected_seq=turn.seq)
-                        results[id(turn)] = "acted"
-                        acted.append((turn.match_id, turn.role))
-                    except IllegalAction as exc:
-                        if exc.code in {"stale", "game_over"}:
-                            results[id(turn)] = "stale"
-                        else:
-                            log.warning("model worker %s: illegal answer in %s (%s: %s); the fallback acts",
-                                        self.family_key, turn.match_id, exc.code, exc)
-                            results[id(turn)] = "fallback:" + agent_fallback_turn(
-                                match_id=match.id, role=turn.role, expected_seq=turn.seq, reason="illegal")
-            except Exception:
-                log.exception("model worker %s: turn %s/%s/%s failed", self.family_key, turn.match_id, turn.role,
-                              turn.seq)
-                results[id(turn)] = "error"
-            turn.timing["submit_ms"] = 1000 * (time.monotonic() - submit_started)
-            turn.timing["committed_at"] = time.time()
+        acted = self._submit_all(due, answers, failure, results)
         try:
             seats_record_model(turns=acted, record=self.family.seat_record())
         except Exception:
@@ -290,6 +286,67 @@ class ModelWorker:
                     line["total_ms"] = round(total, 3)
                     line["overhead_ms"] = round(total - 1000 * model_s, 3)
             self._timing(line)
+
+    def _submit_all(self, due: list, answers: list, failure, results: dict) -> list[tuple[str, str]]:
+        """Write the batch's answers in one transaction (see the module docstring); on a failure of
+        the transaction as a whole, each turn again in a transaction of its own. Returns the
+        ``(match_id, role)`` of the turns the model played."""
+        from django.db import DatabaseError, transaction
+
+        order = sorted(range(len(due)), key=lambda i: str(due[i][1].id))   # one lock order for all workers
+        try:
+            with transaction.atomic():
+                acted = [key for i in order if (key := self._submit_one(*due[i], answers[i], failure, results))]
+        except DatabaseError as exc:
+            log.warning("model worker %s: the batch's transaction failed (%r); submitting its %d turns one by one",
+                        self.family_key, exc, len(due))
+            close_old_connections()
+            acted = [key for i in order if (key := self._submit_one(*due[i], answers[i], failure, results))]
+        committed = time.time()
+        for turn, _ in due:
+            turn.timing["committed_at"] = committed
+        return acted
+
+    def _submit_one(self, turn: Turn, match, answer, failure, results: dict) -> tuple[str, str] | None:
+        """One turn's answer (or its fallback) in a savepoint of the batch's transaction."""
+        from django.db import transaction
+
+        from agents.services import agent_fallback_turn
+        from games.base import IllegalAction
+        from games.services import match_apply_action
+
+        started, acted = time.monotonic(), None
+        try:
+            with transaction.atomic():
+                if failure is not None:
+                    results[id(turn)] = "fallback:" + agent_fallback_turn(
+                        match_id=match.id, role=turn.role, expected_seq=turn.seq, reason="error")
+                elif answer is None:
+                    results[id(turn)] = "idle"
+                else:
+                    try:
+                        match_apply_action(match_id=match.id, role=turn.role, action=answer,
+                                           client_action_id=f"agent:{turn.role}:{turn.seq}", expected_seq=turn.seq)
+                        results[id(turn)] = "acted"
+                        acted = (turn.match_id, turn.role)
+                    except IllegalAction as exc:
+                        if exc.code in {"stale", "game_over"}:
+                            results[id(turn)] = "stale"
+                        else:
+                            log.warning("model worker %s: illegal answer in %s (%s: %s); the fallback acts",
+                                        self.family_key, turn.match_id, exc.code, exc)
+                            results[id(turn)] = "fallback:" + agent_fallback_turn(
+                                match_id=match.id, role=turn.role, expected_seq=turn.seq, reason="illegal")
+        except Exception as exc:
+            from django.db import DatabaseError, connection
+
+            if isinstance(exc, DatabaseError) and connection.in_atomic_block and connection.needs_rollback:
+                raise   # the batch's transaction itself is broken: _submit_all starts again turn by turn
+            log.exception("model worker %s: turn %s/%s/%s failed", self.family_key, turn.match_id, turn.role,
+                          turn.seq)
+            results[id(turn)] = "error"
+        turn.timing["submit_ms"] = 1000 * (time.monotonic() - started)
+        return acted
 
     def _timing(self, line: dict) -> None:
         line = {"at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **line}

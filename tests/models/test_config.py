@@ -34,7 +34,7 @@ def test_entries_become_registered_agents(models_file):
     assert tiny.game_id == "colors_v1" and tiny.role == "listener" and tiny.device == "cpu"
     assert tiny.queue_name == "model.tiny" == get_agent_spec("tiny_listener_b").queue_name   # one family, one queue
     assert tiny.fallback == "colors_literal_listener" and tiny.timeout_s == 30
-    assert tiny.model.batch_size == 8 and tiny.model.wait_ms == 5
+    assert tiny.model.batch_size == 8 and tiny.model.wait_ms == 5 and tiny.model.threads == 0
     assert tiny.model.checkpoint.endswith("/ckpt/tiny.pt")   # relative to the file's folder
     remote = specs["remote_listener"]
     assert remote.queue_name == "agent.remote_listener" and remote.device == "cpu" and remote.timeout_s == 2.5
@@ -73,6 +73,8 @@ def test_no_file_means_no_model_agents(tmp_path, monkeypatch):
     (lambda t: t.replace('device = "cpu"', 'device = "tpu"'), "device must be 'cpu', 'cuda' or 'cuda:N'"),
     (lambda t: t.replace('batch_size = 8', 'batch_size = 0'), "batch_size must be at least 1"),
     (lambda t: t.replace('batch_size = 8', 'batch_size = 2.5'), "batch_size must be a whole number"),
+    (lambda t: t.replace('batch_size = 8', 'batch_size = 8\nthreads = -1'), "threads must be at least 0"),
+    (lambda t: t.replace('batch_size = 8', 'batch_size = 8\nthreads = 1.5'), "threads must be a whole number"),
     (lambda t: t.replace('wait_ms = 5', 'wait_ms = -1'), "wait_ms must be at least 0"),
     (lambda t: t.replace('timeout_s = 30', 'timeout_s = 0'), "timeout_s must be more than 0"),
     (lambda t: t.replace('timeout_s = 30', 'timeout_s = "30"'), "timeout_s must be a number"),
