@@ -1,4 +1,5 @@
-"""Torch modules of the neural CoDraw Drawer (``codraw_v1``) and its checkpoint format.
+"""Torch modules of the neural CoDraw Drawer (``codraw_v1``) and the checkpoint format of both
+neural CoDraw agents (the Teller's module: games/codraw/neural_teller.py).
 
 After the neural Drawer baseline of Kim et al., "CoDraw" (seeds/000, Section 4.2): the Teller's
 message is read by a bidirectional GRU over a word vocabulary built from the training data (a
@@ -30,7 +31,7 @@ from games.codraw import clipart as ca
 
 FORMAT = "groundtalk.codraw_neural"
 VERSION = 1
-KINDS = ("codraw_neural_drawer",)
+KINDS = ("codraw_neural_drawer", "codraw_neural_teller")
 PAD, UNK, NUM = "<pad>", "<unk>", "<num>"
 SPECIALS = (PAD, UNK, NUM)
 MAX_TOKENS = 40
@@ -175,6 +176,10 @@ class NeuralDrawerNet(nn.Module):
 
 
 def build_model(kind: str, cfg: Config) -> nn.Module:
+    if kind == "codraw_neural_teller":               # games/codraw/neural_teller.py (scene2seq)
+        from games.codraw.neural_teller import NeuralTellerNet
+
+        return NeuralTellerNet(cfg)
     if kind != "codraw_neural_drawer":
         raise ValueError(f"unknown kind {kind!r}; known: {KINDS}")
     return NeuralDrawerNet(cfg)

@@ -1,4 +1,4 @@
-"""The neural CoDraw Drawer (``codraw_v1``) as a model-agent family (docs/agents.md, "Model agents").
+"""The neural CoDraw Drawer and Teller (``codraw_v1``) as model-agent families (docs/agents.md, "Model agents").
 
 ``NeuralDrawer.load(checkpoint, device)`` reads a ``codraw_neural_drawer`` checkpoint of
 ``manage.py train_agent codraw_neural_drawer`` (games/codraw/neural.py); ``act_batch(views)``
@@ -14,6 +14,19 @@ otherwise the Drawer replies (``ok, drew the oak tree``), which ends its turn. T
 the message and a piece's predicted place never reads that piece's own slot of the canvas
 (neural.py), so drawing it changes neither: a turn is at most one canvas action and the reply.
 It never removes pieces.
+
+``NeuralTeller.load(checkpoint, device)`` reads a ``codraw_neural_teller`` checkpoint of ``manage.py
+train_agent codraw_neural_teller`` (games/codraw/neural_teller.py); ``act_batch(views)`` answers
+Teller views (``rules.view_for(state, "teller")``) with ONE forward call for all the views whose
+turn it is: from the target and the Teller's own earlier messages, the model picks the next piece
+(or stop) and generates its description (greedy); a message it already sent is not sent again
+(its second choice is taken: the model decodes its two best). Like the rule Teller without peek
+(and the paper's Tellers, which ignore the Drawer's replies), it never peeks and reads no Drawer
+message; a peek left open is closed. It ends the game when the model chooses stop, when the
+decoder produces no words or only repeats, or at the latest after ``MAX_MESSAGES_PER_PIECE``
+messages per target piece (a guard against a model that never stops; the rule Teller sends
+exactly one per piece).
+Messages are cut at the view's ``max_message_len`` (140).
 """
 from __future__ import annotations
 
@@ -22,9 +35,11 @@ import torch
 from games.codraw import clipart as ca
 from games.codraw import rules
 from games.codraw.neural import canvas_features, load_checkpoint, pad_batch
+from games.codraw.neural_teller import EOS_ID, detokenize, encode_words, history_tensors, scene_tensors
 
 GAME_ID = rules.GAME_ID
 TOLERANCE_PX = 12
+MAX_MESSAGES_PER_PIECE = 2
 
 
 def drawer_turn(view: dict) -> bool:
@@ -125,4 +140,81 @@ class NeuralDrawer:
                           "round": 0, "at": 0}]}
 
 
-FAMILIES = {"codraw_neural_drawer": NeuralDrawer}
+def teller_turn(view: dict) -> bool:
+    return view.get("role") == rules.TELLER and bool(view.get("your_turn")) and not view.get("over")
+
+
+def own_messages(view: dict) -> list[str]:
+    return [m["text"] for m in view.get("chat", []) if m.get("role") == rules.TELLER]
+
+
+class NeuralTeller:
+    kind = "codraw_neural_teller"
+
+    def __init__(self, loaded, device: str):
+        self.module, self.device, self.vocab = loaded.model, device, loaded.vocab
+        self.checkpoint_sha256, self.weights_sha256 = loaded.sha256, loaded.weights_sha256
+        self.version = f"{loaded.kind}@{loaded.sha256[:12]}"
+
+    @classmethod
+    def load(cls, checkpoint: str, device: str = "cpu", **options) -> "NeuralTeller":
+        if options:
+            raise TypeError(f"{cls.__name__} takes no options, got {sorted(options)}")
+        return cls(load_checkpoint(checkpoint, device, expect=cls.kind), device)
+
+    def act(self, view: dict) -> dict | None:
+        return self.act_batch([view])[0]
+
+    def warmup(self) -> None:
+        self.act_batch([self.warmup_view()])
+
+    def speak(self, views: list[dict]) -> list[str | None]:
+        """For each view, the next message (None: stop), in one forward call: the model's best
+        choice, or its second best when the best one's message was already sent."""
+        feats, arts, subtypes, mask = scene_tensors([v.get("target") or [] for v in views], self.device)
+        hist = history_tensors([[encode_words(self.vocab, m) for m in own_messages(v)] for v in views], self.device)
+        out = self.module(feats, arts, subtypes, mask, *hist)
+        texts = []
+        for i, (ranked, rows) in enumerate(zip(out["ranked"].tolist(), out["tokens"].tolist())):
+            said, text = set(own_messages(views[i])), None
+            for choice, row in zip(ranked, rows):
+                if choice == arts.shape[1] or not views[i].get("target"):
+                    break                                          # stop
+                cut = row.index(EOS_ID) if EOS_ID in row else len(row)
+                limit = int(views[i].get("max_message_len", rules.MAX_MESSAGE_LEN))
+                candidate = detokenize([self.vocab.words[t] for t in row[:cut] if t > EOS_ID])[:limit].rstrip(" ,")
+                if candidate and candidate not in said:
+                    text = candidate
+                    break
+            texts.append(text)
+        return texts
+
+    def act_batch(self, views: list[dict]) -> list[dict | None]:
+        out: list[dict | None] = [None] * len(views)
+        todo = []
+        for i, view in enumerate(views):
+            if not teller_turn(view):
+                continue
+            if (view.get("peek") or {}).get("open"):
+                out[i] = {"type": "close_peek"}
+            elif len(own_messages(view)) >= MAX_MESSAGES_PER_PIECE * len(view.get("target") or []):
+                out[i] = {"type": "end"}
+            else:
+                todo.append(i)
+        if todo:
+            with torch.inference_mode():
+                texts = self.speak([views[i] for i in todo])
+            for i, text in zip(todo, texts):
+                out[i] = {"type": "chat", "text": text} if text else {"type": "end"}
+        return out
+
+    @staticmethod
+    def warmup_view() -> dict:
+        return {"game_id": GAME_ID, "role": rules.TELLER, "your_turn": True, "over": False, "round": 0,
+                "max_message_len": rules.MAX_MESSAGE_LEN, "chat": [],
+                "peek": {"available": True, "open": False, "round": None, "canvas": None},
+                "target": [{"idx": 3, "x": 80, "y": 60, "depth": 0, "flip": 0, "subtype": 0},
+                           {"idx": ca.JENNY, "x": 300, "y": 280, "depth": 1, "flip": 1, "subtype": 12}]}
+
+
+FAMILIES = {"codraw_neural_drawer": NeuralDrawer, "codraw_neural_teller": NeuralTeller}

@@ -14,7 +14,13 @@ clip-art names are not changed by synonyms (the meaning stays the rule Drawer's 
 
 Scene seeds: the split's range (``SEED_RANGES``) plus an offset; training, validation and the
 evaluation scenes (neural_eval.py) come from disjoint ranges (crosstalk-style: nothing evaluated
-was seen in training).
+was seen in training). Training has two disjoint halves (``HALVES``: ``a`` = ``train``, the
+Drawer's by default; ``b`` = ``train_b``, the Teller's by default), so that a Teller and a Drawer
+trained apart can be paired across halves as the paper's crosstalk protocol does.
+
+The Teller's examples (:func:`teller_examples`) are the same kind of dialogs seen from the other
+side: the target scene, the Teller's earlier messages (paraphrased, without typos: they are what
+the Teller learns to say), which piece it describes next (or that it stops) and its message.
 """
 from __future__ import annotations
 
@@ -24,7 +30,8 @@ import re
 from games.codraw.scenes import parse_scene
 
 GENERATOR_VERSION = 1
-SEED_RANGES = {"train": 3_000_000, "val": 4_000_000, "test": 5_000_000}
+SEED_RANGES = {"train": 3_000_000, "val": 4_000_000, "test": 5_000_000, "train_b": 6_000_000}
+HALVES = {"a": "train", "b": "train_b"}      # crosstalk: the two training partitions (Drawer a, Teller b)
 PARAPHRASE_P = 0.7             # share of training messages reworded
 
 SYNONYMS = [
@@ -105,4 +112,38 @@ def make_examples(split: str, n_dialogs: int, seed: int = 0, paraphrase_p: float
                 example["text"] = paraphrase(example["text"], rng)
             example["dialog"] = key
             out.append(example)
+    return out
+
+
+def target_pieces(abs_t: str) -> list[dict]:
+    """The target as the Teller's view has it: the scene's placed pieces, the first of a repeated
+    clip art only (rules.initial_state)."""
+    seen, out = set(), []
+    for piece in parse_scene(abs_t).placed:
+        if piece.idx not in seen:
+            seen.add(piece.idx)
+            out.append(piece.to_dict())
+    return out
+
+
+def teller_examples(split: str, n_dialogs: int, seed: int = 0, paraphrase_p: float = PARAPHRASE_P) -> list[dict]:
+    """One example per Teller turn of ``n_dialogs`` generated dialogs of ``split``: ``target``
+    (pieces in the view's order), ``history`` (the Teller's earlier messages), ``choice`` (the
+    position in ``target`` of the piece its next message describes, None: it ends), ``text`` (that
+    message, "" when it ends), ``described`` (positions already described). The rule Teller
+    without peek describes the pieces in :func:`agents.target_order`, one per message; a dialog
+    whose messages do not match that is left out. ``paraphrase_p`` of the messages reworded
+    (no typos), the same wording in the later turns' history."""
+    rng = random.Random(f"codraw-neural-teller-data:{split}:{seed}")
+    out = []
+    for key, dialog in dialogs(split, n_dialogs, offset=seed * 100_000).items():
+        target = target_pieces(dialog["abs_t"])
+        order = sorted(range(len(target)), key=lambda k: target[k]["idx"])
+        said = [r["msg_t"] for r in dialog["dialog"]]
+        if len(said) != len(target):
+            continue
+        texts = [paraphrase(t, rng, typo_p=0.0) if rng.random() < paraphrase_p else t for t in said]
+        for k in range(len(texts) + 1):
+            out.append({"target": target, "history": texts[:k], "choice": order[k] if k < len(texts) else None,
+                        "text": texts[k] if k < len(texts) else "", "described": sorted(order[:k]), "dialog": key})
     return out

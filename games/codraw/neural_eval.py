@@ -1,4 +1,12 @@
-"""Evaluation of the neural CoDraw Drawer (``manage.py codraw_neural_eval``).
+"""Evaluation of the neural CoDraw agents (``manage.py codraw_neural_eval``).
+
+:func:`table1` is the paper's Table 1 (seeds/000, Section 5 and 6) on generated scenes: script-based
+Drawer evaluation (a :class:`agents.ScriptTeller` replays a recorded dialog of the test scene:
+the rule Teller's paraphrased messages to the rule Drawer, :func:`recorded_script`) and
+machine-machine pairs of Tellers and Drawers (neural, rule, nearest-neighbour), the neural Teller
+and Drawer trained on disjoint halves of the training scenes (crosstalk, neural_data.HALVES); one
+row per pair, scene similarity with a 95% bootstrap interval, as one Markdown table (:func:`table`)
+and one chart (:func:`plot`). :func:`evaluate` is the Drawer-only comparison below.
 
 Crosstalk-style, as the paper (seeds/000, Section 5): the Drawer is trained on dialogs over scenes
 of the ``train`` seed range and evaluated on scenes of the ``test`` range (neural_data.SEED_RANGES;
@@ -18,11 +26,12 @@ Score: the scene similarity of games/codraw/metric.py (0..5), mean with a 95% bo
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from games.codraw import clipart as ca
 from games.codraw import content as codraw_content
 from games.codraw import neural_data, rules
-from games.codraw.agents import RuleDrawer, RuleTeller, my_turn, play, score_interval
+from games.codraw.agents import RuleDrawer, RuleTeller, ScriptTeller, my_turn, play, score_interval
 
 WORDINGS = ("template", "paraphrased")
 
@@ -103,36 +112,104 @@ def default_drawers(neural) -> dict:
     return {"neural": neural, "rule": RuleDrawer(), "random": RandomDrawer, "empty": EmptyDrawer()}
 
 
-def table(results: dict) -> str:
-    names = list(next(iter(results.values())))
-    lines = ["| Drawer | " + " | ".join(f"{w} Teller" for w in results) + " |",
-             "|---|" + "---|" * len(results)]
-    for name in names:
-        cells = [f"{results[w][name]['mean']:.2f} [{results[w][name]['low']:.2f}, {results[w][name]['high']:.2f}]"
-                 for w in results]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+# ------------------------------------------------------------------------ the Table 1 of the paper
+class EmptyTeller:
+    """Ends the game at once (trivial Teller baseline: score 0)."""
+
+    def act(self, view: dict) -> dict | None:
+        return {"type": "end"} if my_turn(view, rules.TELLER) else None
+
+
+SCRIPT = "script"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One row of the table: ``teller`` (a name of ``tellers``, or SCRIPT: replay the recorded
+    dialog), ``drawer`` (a name of ``drawers``), ``evaluation`` (the column's words)."""
+
+    teller: str
+    drawer: str
+    evaluation: str
+
+
+def recorded_script(seed: int) -> dict:
+    """The test scene ``seed`` with a recorded dialog: the rule Teller (no peek, its messages
+    paraphrased as :class:`ParaphrasedTeller`) and the rule Drawer, as a CoDraw_1_0.json dialog
+    would be (``content["dialog"]``: ``msg_t`` per round), for script-based Drawer evaluation."""
+    content = codraw_content.generate(seed)
+    state = play(content, {rules.TELLER: ParaphrasedTeller(seed), rules.DRAWER: RuleDrawer()}, seed=seed)
+    return {**content, "dialog": [{"msg_t": r["msg_t"], "msg_d": r["msg_d"]} for r in state["rounds"]]}
+
+
+def _agent(maker, seed: int):
+    return maker(seed) if isinstance(maker, type) else maker
+
+
+def table1(tellers: dict, drawers: dict, pairs: list[Pair], scenes: int, offset: int = 0,
+           progress: bool = False) -> list[dict]:
+    """Scene similarity per pair on ``scenes`` test scenes (neural_data's ``test`` range), played
+    in-process with the rules: a SCRIPT Teller is :class:`agents.ScriptTeller` replaying
+    :func:`recorded_script` (config ``script_teller``), the others play live. ``tellers`` and
+    ``drawers``: {name: agent, or an agent class made per scene with the seed}. Returns one row per
+    pair: ``{"evaluation", "teller", "drawer", "mean", "low", "high", "scores"}`` (95% bootstrap)."""
+    from tqdm import tqdm
+
+    seeds = neural_data.scene_seeds("test", scenes, offset)
+    scripts: dict[int, dict] = {}
+    rows = []
+    for pair in pairs:
+        scores = []
+        for seed in tqdm(seeds, desc=f"{pair.teller} / {pair.drawer}", disable=not progress, leave=False):
+            drawer = _agent(drawers[pair.drawer], seed)
+            if pair.teller == SCRIPT:
+                if seed not in scripts:
+                    scripts[seed] = recorded_script(seed)
+                state = play(scripts[seed], {rules.TELLER: ScriptTeller(), rules.DRAWER: drawer}, seed=seed,
+                             config={"script_teller": True})
+            else:
+                teller = _agent(tellers[pair.teller], seed)
+                state = play(codraw_content.generate(seed), {rules.TELLER: teller, rules.DRAWER: drawer}, seed=seed)
+            scores.append(rules.score(state))
+        mean, low, high = score_interval(scores)
+        rows.append({"evaluation": pair.evaluation, "teller": pair.teller, "drawer": pair.drawer,
+                     "mean": mean, "low": low, "high": high, "scores": scores})
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    """ONE Markdown table, as the paper's Table 1: evaluation, Teller, Drawer, scene similarity."""
+    lines = ["| Evaluation | Teller | Drawer | Scene similarity (95% CI) |", "|---|---|---|---|"]
+    for row in rows:
+        teller = "script (recorded dialog)" if row["teller"] == SCRIPT else row["teller"]
+        lines.append(f"| {row['evaluation']} | {teller} | {row['drawer']} | "
+                     f"{row['mean']:.2f} [{row['low']:.2f}, {row['high']:.2f}] |")
     return "\n".join(lines)
 
 
-def plot(results: dict, path) -> None:
+def plot(rows: list[dict], path) -> None:
+    """Horizontal bars, one per row of :func:`table`, with the 95% intervals."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
-    names = list(next(iter(results.values())))
-    fig, ax = plt.subplots(figsize=(7, 3.4))
-    width = 0.8 / len(results)
-    for k, wording in enumerate(results):
-        means = [results[wording][n]["mean"] for n in names]
-        err = [[m - results[wording][n]["low"] for n, m in zip(names, means)],
-               [results[wording][n]["high"] - m for n, m in zip(names, means)]]
-        ax.bar(np.arange(len(names)) + k * width, means, width, yerr=err, capsize=3, label=f"{wording} Teller")
-    ax.set_xticks(np.arange(len(names)) + width * (len(results) - 1) / 2, names)
-    ax.set_ylabel("scene similarity (0..5)")
-    ax.set_title("CoDraw Drawers with the rule Teller, held-out scenes")
-    ax.legend(fontsize=8)
+    labels = [f"{'script' if r['teller'] == SCRIPT else r['teller']} + {r['drawer']}" for r in rows]
+    groups = list(dict.fromkeys(r["evaluation"] for r in rows))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, ax = plt.subplots(figsize=(8, 0.32 * len(rows) + 1.2))
+    y = list(range(len(rows)))[::-1]
+    for k, row in enumerate(rows):
+        color = colors[groups.index(row["evaluation"]) % len(colors)]
+        ax.barh(y[k], row["mean"], xerr=[[row["mean"] - row["low"]], [row["high"] - row["mean"]]], capsize=2,
+                color=color, label=row["evaluation"])
+    handles, names = ax.get_legend_handles_labels()
+    unique = dict(zip(names, handles))
+    ax.legend(unique.values(), unique.keys(), fontsize=7, loc="lower right")
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_xlim(0, 5)
+    ax.set_xlabel("scene similarity (0..5), 95% bootstrap CI")
+    ax.set_title("CoDraw Tellers and Drawers on held-out scenes (Teller + Drawer)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -4,6 +4,7 @@
         --out models/colors/colors_neural_listener.pt --device cpu]
     python manage.py train_agent guesswhich_neural_alice [--dialogs 1200 --epochs 6 --threads 1]
     python manage.py train_agent codraw_neural_drawer [--dialogs 300 --epochs 12 --threads 1]
+    python manage.py train_agent codraw_neural_teller [--dialogs 300 --epochs 15 --half b --threads 1]
 
 Unset options take the kind's recipe (``RECIPES``: what the committed checkpoints were trained with).
 
@@ -17,7 +18,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-KINDS = ("colors_neural_listener", "colors_neural_speaker", "guesswhich_neural_alice", "codraw_neural_drawer")
+KINDS = ("colors_neural_listener", "colors_neural_speaker", "guesswhich_neural_alice", "codraw_neural_drawer",
+         "codraw_neural_teller")
 # per kind: the recipe of the committed checkpoints (docs/games/colors_neural.md); flags override
 RECIPES = {
     "colors_neural_listener": {"examples": 12000, "epochs": 8, "hidden": 48, "embed": 32, "lr": 3e-3},
@@ -26,6 +28,8 @@ RECIPES = {
     "guesswhich_neural_alice": {"dialogs": 1200, "epochs": 6, "hidden": 64, "embed": 32, "lr": 3e-3},
     # CoDraw neural Drawer (games/codraw/neural*.py, docs/games/codraw_neural.md)
     "codraw_neural_drawer": {"dialogs": 300, "epochs": 12, "hidden": 64, "embed": 32, "lr": 5e-3},
+    # CoDraw neural Teller (games/codraw/neural_teller*.py), training half b (crosstalk with the Drawer's a)
+    "codraw_neural_teller": {"dialogs": 300, "epochs": 15, "hidden": 80, "embed": 32, "lr": 5e-3},
 }
 
 
@@ -46,6 +50,8 @@ class Command(BaseCommand):
         parser.add_argument("--out", default="", help="checkpoint path (default models/colors/KIND.pt)")
         parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
         parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+        parser.add_argument("--half", choices=("a", "b"), default="b",
+                            help="codraw_neural_teller: the training half of the scenes (the Drawer's is a)")
 
     def handle(self, *args, **opts):
         import torch
@@ -67,6 +73,13 @@ class Command(BaseCommand):
             if opts["dialogs"] < 2 or opts["epochs"] < 1:
                 raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
             train = lambda kind, *, examples, **kw: train_drawer(kind, examples=opts["dialogs"], **kw)  # noqa: E731
+        elif opts["kind"] == "codraw_neural_teller":
+            from games.codraw.neural_teller_train import plot_history, train as train_teller
+
+            if opts["dialogs"] < 2 or opts["epochs"] < 1:
+                raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
+            train = lambda kind, *, examples, **kw: train_teller(  # noqa: E731
+                kind, examples=opts["dialogs"], half=opts["half"], **kw)
         elif opts["examples"] < 10 or opts["epochs"] < 1:
             raise CommandError("Need --examples >= 10 and --epochs >= 1.")
         device = opts["device"]

@@ -1,0 +1,166 @@
+"""Training of the neural CoDraw Teller (``manage.py train_agent codraw_neural_teller`` calls :func:`train`).
+
+Data: :func:`neural_data.teller_examples` over generated dialogs of one training half
+(``neural_data.HALVES``; the Teller's default is ``b``, the committed Drawer's ``a``: crosstalk).
+Loss per Teller turn (the paper's scene2seq with its auxiliary loss, supervised only):
+
+* cross-entropy of the choice (the next piece the rule Teller described, or stop);
+* binary cross-entropy of ``described`` against the pieces the earlier messages were about;
+* per-word cross-entropy of the message given the true piece (teacher forcing; stop turns have
+  no message).
+
+Held-out metrics per epoch (``val`` seed range, paraphrased like training): the share of turns
+whose choice is right (``val_choice_accuracy``), the per-word accuracy of teacher-forced decoding
+(``val_token_accuracy``) beside what always saying the most frequent training word gets
+(``majority_token_accuracy``), and the share of pieces whose described / not yet described
+the tracker gets right (``val_described_accuracy``). Seeded: data, initialisation and batch order.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from games.codraw import neural_data
+from games.codraw.neural import Config
+from games.codraw.neural import build_model
+from games.codraw.neural_teller import (BOS_ID, EOS_ID, encode_words, history_tensors, scene_tensors,
+                                        teller_vocabulary, words)
+from games.codraw.neural_train import Result
+
+KIND = "codraw_neural_teller"
+DESCRIBED_WEIGHT = 1.0
+
+
+def batch_tensors(examples: list[dict], vocab, device) -> dict:
+    """The model's inputs and targets for a list of :func:`neural_data.teller_examples`."""
+    feats, arts, subtypes, mask = scene_tensors([e["target"] for e in examples], device)
+    hist_ids, hist_len = history_tensors([[encode_words(vocab, m) for m in e["history"]] for e in examples], device)
+    n = arts.shape[1]
+    choice = torch.tensor([n if e["choice"] is None else e["choice"] for e in examples], dtype=torch.long,
+                          device=device)
+    described = torch.zeros(len(examples), n, device=device)
+    for b, e in enumerate(examples):
+        described[b, e["described"]] = 1.0
+    seqs = [[BOS_ID, *encode_words(vocab, e["text"]), EOS_ID] if e["choice"] is not None else [BOS_ID]
+            for e in examples]
+    tokens = torch.zeros(len(examples), max(len(s) for s in seqs) if seqs else 1, dtype=torch.long)
+    for b, seq in enumerate(seqs):
+        tokens[b, :len(seq)] = torch.tensor(seq, dtype=torch.long)
+    if tokens.shape[1] < 2:
+        tokens = torch.cat([tokens, torch.zeros(len(examples), 1, dtype=torch.long)], dim=1)
+    return {"inputs": (feats, arts, subtypes, mask, hist_ids, hist_len), "choice": choice,
+            "described": described, "mask": mask, "tokens": tokens.to(device)}
+
+
+def loss_of(model, batch: dict) -> torch.Tensor:
+    out = model(*batch["inputs"], choice=batch["choice"].clamp(max=batch["mask"].shape[1] - 1),
+                tokens=batch["tokens"])
+    loss = nn.functional.cross_entropy(out["choose"], batch["choice"])
+    mask = batch["mask"]
+    loss = loss + DESCRIBED_WEIGHT * nn.functional.binary_cross_entropy_with_logits(
+        out["described"][mask], batch["described"][mask])
+    target = batch["tokens"][:, 1:]
+    if bool((target != 0).any()):
+        loss = loss + nn.functional.cross_entropy(out["words"].reshape(-1, out["words"].shape[-1]),
+                                                  target.reshape(-1), ignore_index=0)
+    return loss
+
+
+def evaluate(model, vocab, examples: list[dict], device, majority: int | None = None) -> dict:
+    model.eval()
+    chosen = right_words = all_words = majority_hits = described_right = pieces = 0
+    with torch.no_grad():
+        for start in range(0, len(examples), 256):
+            batch = batch_tensors(examples[start:start + 256], vocab, device)
+            out = model(*batch["inputs"], choice=batch["choice"].clamp(max=batch["mask"].shape[1] - 1),
+                        tokens=batch["tokens"])
+            chosen += int((out["choose"].argmax(-1) == batch["choice"]).sum())
+            mask = batch["mask"]
+            described_right += int((((out["described"] > 0).float() == batch["described"]) & mask).sum())
+            pieces += int(mask.sum())
+            target = batch["tokens"][:, 1:]
+            real = target != 0
+            right_words += int(((out["words"].argmax(-1) == target) & real).sum())
+            all_words += int(real.sum())
+            if majority is not None:
+                majority_hits += int(((target == majority) & real).sum())
+    row = {"val_choice_accuracy": chosen / max(1, len(examples)),
+           "val_described_accuracy": described_right / max(1, pieces),
+           "val_token_accuracy": right_words / max(1, all_words)}
+    if majority is not None:
+        row["majority_token_accuracy"] = majority_hits / max(1, all_words)
+    return row
+
+
+def train(kind: str = KIND, *, examples: int, epochs: int, seed: int, device: str = "cpu", batch_size: int = 64,
+          lr: float = 3e-3, embed: int = 32, hidden: int = 80, val_examples: int = 40, half: str = "b",
+          progress: bool = True) -> Result:
+    """``examples``: generated training DIALOGS of training half ``half`` (each gives one example
+    per Teller turn, the stop included)."""
+    torch.manual_seed(seed)
+    split = neural_data.HALVES[half]
+    train_set = neural_data.teller_examples(split, examples, seed)
+    val_set = neural_data.teller_examples("val", val_examples, seed)
+    vocab = teller_vocabulary([e["text"] for e in train_set])
+    counts = Counter(w for e in train_set if e["choice"] is not None for w in [*words(e["text"]), None])
+    majority = vocab.index[counts.most_common(1)[0][0]] if counts.most_common(1)[0][0] else EOS_ID
+    model = build_model(kind, Config(vocab_size=len(vocab), embed=embed, hidden=hidden)).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    order_gen = torch.Generator().manual_seed(seed)
+    seeds = neural_data.scene_seeds(split, examples, seed * 100_000)
+    result = Result(kind, model, vocab, args={
+        "kind": kind, "dialogs": examples, "train_turns": len(train_set), "epochs": epochs, "seed": seed,
+        "half": half, "split": split, "train_seeds": [seeds.start, seeds.stop], "batch_size": batch_size,
+        "lr": lr, "embed": embed, "hidden": hidden, "val_dialogs": val_examples,
+        "seed_ranges": neural_data.SEED_RANGES, "torch": torch.__version__})
+    n_batches = (len(train_set) + batch_size - 1) // batch_size
+    for epoch in range(1, epochs + 1):
+        model.train()
+        order = torch.randperm(len(train_set), generator=order_gen).tolist()
+        losses = []
+        bar = tqdm(range(n_batches), desc=f"{kind} epoch {epoch}/{epochs}", unit="batch",
+                   disable=not progress, leave=False)
+        for b in bar:
+            batch = batch_tensors([train_set[i] for i in order[b * batch_size:(b + 1) * batch_size]], vocab, device)
+            loss = loss_of(model, batch)
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            optimizer.step()
+            losses.append(loss.item())
+            bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}")
+        row = {"epoch": epoch, "loss": float(np.mean(losses)), **evaluate(model, vocab, val_set, device, majority)}
+        result.history.append(row)
+        if progress:
+            tqdm.write(f"epoch {epoch}: " + ", ".join(f"{k}={v:.3f}" for k, v in row.items() if k != "epoch"))
+    model.eval()
+    return result
+
+
+def plot_history(result: Result, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    epochs = [row["epoch"] for row in result.history]
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(8.5, 3.2))
+    ax_loss.plot(epochs, [row["loss"] for row in result.history], marker="o")
+    ax_loss.set_xlabel("epoch")
+    ax_loss.set_ylabel("training loss")
+    ax_loss.set_title(result.kind)
+    for key, label in (("val_choice_accuracy", "next piece / stop"), ("val_token_accuracy", "words"),
+                       ("majority_token_accuracy", "words: most frequent word")):
+        ax_acc.plot(epochs, [row[key] for row in result.history], marker="o" if "majority" not in key else None,
+                    linestyle="--" if "majority" in key else "-", label=label)
+    ax_acc.set_ylim(0, 1.02)
+    ax_acc.set_xlabel("epoch")
+    ax_acc.set_ylabel("held-out accuracy")
+    ax_acc.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
