@@ -1,11 +1,6 @@
 """Recording which model played a seat (``Seat.agent_model``), written by whoever ran the model."""
 from __future__ import annotations
 
-from functools import reduce
-from operator import or_
-
-from django.db.models import Q
-
 from games.models import Seat
 
 
@@ -17,11 +12,14 @@ def seats_record_model(*, turns: list[tuple[str, str]], record: dict) -> int:
     if not turns:
         return 0
     sha = record.get("checkpoint_sha256")
-    where = reduce(or_, (Q(match_id=m, role=r) for m, r in set(turns)))
+    wanted = {(str(m), r) for m, r in turns}
     written = 0
     # compared here rather than in SQL: SQLite (the embedded mode) has no JSON containment
-    for seat in Seat.objects.filter(where, kind=Seat.Kind.AGENT).only("id", "agent_model"):
-        old = seat.agent_model or {}
+    seats = Seat.objects.filter(match_id__in={m for m, _ in wanted}, kind=Seat.Kind.AGENT)
+    for pk, match_id, role, old in seats.values_list("id", "match_id", "role", "agent_model"):
+        if (str(match_id), role) not in wanted:
+            continue
+        old = old or {}
         if all(old.get(key) == value for key, value in record.items()):
             continue   # recorded already
         new = dict(record)
@@ -30,5 +28,5 @@ def seats_record_model(*, turns: list[tuple[str, str]], record: dict) -> int:
             earlier.append({k: old[k] for k in ("version", "checkpoint", "checkpoint_sha256") if k in old})
         if earlier:
             new["earlier"] = earlier
-        written += Seat.objects.filter(pk=seat.pk).update(agent_model=new)
+        written += Seat.objects.filter(pk=pk).update(agent_model=new)
     return written

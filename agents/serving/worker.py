@@ -24,10 +24,11 @@ library) directly:
   the role still to act; otherwise stale and dropped), the views go to ONE ``act_batch`` call,
   and each answer is submitted through ``games.services.match_apply_action`` with the turn's
   ``expected_seq`` (client id ``agent:<role>:<seq>``: a redelivered turn is a no-op);
-* the batch's answers are written in ONE transaction (a savepoint per turn, matches in id order so
-  that two workers never wait on each other), from the snapshot the batch read (the process's
-  state cache, ``match_store.remember_loaded``: one conditional statement per answer, as a
-  person's action on the server's fast path); the broadcasts and the next turns' wake-ups are sent
+* the batch's answers are written in ONE transaction (one commit: on a small server the commits'
+  flushes are most of a write's cost; matches in id order so that two workers never wait on each
+  other), with the model's record on seats it plays for the first time, from the snapshot the
+  batch read (the process's state cache, ``match_store.remember_loaded``: one conditional
+  statement per answer, as a person's action on the server's fast path); the broadcasts and the next turns' wake-ups are sent
   once it commits (write, then send). A person acting on one of these matches meanwhile waits for
   that commit. Should the transaction fail as a whole (the database restarted, a deadlock), each
   turn is submitted again on its own: the client ids make that safe;
@@ -67,6 +68,7 @@ from agents.serving.seats import seats_record_model
 log = logging.getLogger(__name__)
 timings_log = logging.getLogger("agents.serving.timings")
 TASK_NAME = "agents.agent_take_turn"
+RECORDED_SEATS_KEPT = 100_000
 DRAIN_POLL_S = 0.002   # after the window: a turn not delivered within this is not "already waiting"
 
 
@@ -99,6 +101,7 @@ class ModelWorker:
         self.family: LoadedFamily | None = None
         self.stopping = threading.Event()
         self.pending: list[Turn] = []
+        self.recorded: set[tuple[str, str]] = set()   # seats this process recorded the model on
         self.batches = 0
         self.heartbeat: liveness.Heartbeat | None = None
         self._timings_file = None
@@ -252,11 +255,7 @@ class ModelWorker:
                 log.exception("model worker %s: act_batch failed on %d views; the fallbacks act", self.family_key,
                               len(views))
             model_s = time.monotonic() - model_started
-        acted = self._submit_all(due, answers, failure, results)
-        try:
-            seats_record_model(turns=acted, record=self.family.seat_record())
-        except Exception:
-            log.exception("model worker %s: could not record the model on %d seats", self.family_key, len(acted))
+        self._submit_all(due, answers, failure, results)
         for turn in turns:
             try:
                 turn.message.ack()
@@ -287,29 +286,36 @@ class ModelWorker:
                     line["overhead_ms"] = round(total - 1000 * model_s, 3)
             self._timing(line)
 
-    def _submit_all(self, due: list, answers: list, failure, results: dict) -> list[tuple[str, str]]:
-        """Write the batch's answers in one transaction (see the module docstring); on a failure of
-        the transaction as a whole, each turn again in a transaction of its own. Returns the
-        ``(match_id, role)`` of the turns the model played."""
+    def _submit_all(self, due: list, answers: list, failure, results: dict) -> None:
+        """Write the batch's answers, and the model on the seats it played for the first time, in
+        one transaction (see the module docstring); should that transaction fail as a whole, each
+        turn again on its own."""
         from django.db import DatabaseError, transaction
 
         order = sorted(range(len(due)), key=lambda i: str(due[i][1].id))   # one lock order for all workers
         try:
             with transaction.atomic():
-                acted = [key for i in order if (key := self._submit_one(*due[i], answers[i], failure, results))]
+                acted = [key for i in order if (key := self._submit_one(*due[i], answers[i], failure, results,
+                                                                        in_batch=True))]
+                self._record_seats(acted, in_batch=True)
         except DatabaseError as exc:
             log.warning("model worker %s: the batch's transaction failed (%r); submitting its %d turns one by one",
                         self.family_key, exc, len(due))
             close_old_connections()
-            acted = [key for i in order if (key := self._submit_one(*due[i], answers[i], failure, results))]
+            acted = [key for i in order if (key := self._submit_one(*due[i], answers[i], failure, results,
+                                                                    in_batch=False))]
+            self._record_seats(acted, in_batch=False)
         committed = time.time()
         for turn, _ in due:
             turn.timing["committed_at"] = committed
-        return acted
 
-    def _submit_one(self, turn: Turn, match, answer, failure, results: dict) -> tuple[str, str] | None:
-        """One turn's answer (or its fallback) in a savepoint of the batch's transaction."""
-        from django.db import transaction
+    def _submit_one(self, turn: Turn, match, answer, failure, results: dict, *, in_batch: bool) -> tuple | None:
+        """One turn's answer (or its fallback). Each write of ``match_apply_action`` is one
+        statement or an atomic block of its own, so a turn that fails leaves nothing behind; a
+        database error inside the batch's transaction ends that transaction (``in_batch``: raised
+        to :meth:`_submit_all`, which starts again turn by turn). Returns ``(match_id, role)`` when
+        the model's answer was played."""
+        from django.db import DatabaseError
 
         from agents.services import agent_fallback_turn
         from games.base import IllegalAction
@@ -317,36 +323,57 @@ class ModelWorker:
 
         started, acted = time.monotonic(), None
         try:
-            with transaction.atomic():
-                if failure is not None:
-                    results[id(turn)] = "fallback:" + agent_fallback_turn(
-                        match_id=match.id, role=turn.role, expected_seq=turn.seq, reason="error")
-                elif answer is None:
-                    results[id(turn)] = "idle"
-                else:
-                    try:
-                        match_apply_action(match_id=match.id, role=turn.role, action=answer,
-                                           client_action_id=f"agent:{turn.role}:{turn.seq}", expected_seq=turn.seq)
-                        results[id(turn)] = "acted"
-                        acted = (turn.match_id, turn.role)
-                    except IllegalAction as exc:
-                        if exc.code in {"stale", "game_over"}:
-                            results[id(turn)] = "stale"
-                        else:
-                            log.warning("model worker %s: illegal answer in %s (%s: %s); the fallback acts",
-                                        self.family_key, turn.match_id, exc.code, exc)
-                            results[id(turn)] = "fallback:" + agent_fallback_turn(
-                                match_id=match.id, role=turn.role, expected_seq=turn.seq, reason="illegal")
-        except Exception as exc:
-            from django.db import DatabaseError, connection
-
-            if isinstance(exc, DatabaseError) and connection.in_atomic_block and connection.needs_rollback:
-                raise   # the batch's transaction itself is broken: _submit_all starts again turn by turn
+            if failure is not None:
+                results[id(turn)] = "fallback:" + agent_fallback_turn(
+                    match_id=match.id, role=turn.role, expected_seq=turn.seq, reason="error")
+            elif answer is None:
+                results[id(turn)] = "idle"
+            else:
+                try:
+                    match_apply_action(match_id=match.id, role=turn.role, action=answer,
+                                       client_action_id=f"agent:{turn.role}:{turn.seq}", expected_seq=turn.seq)
+                    results[id(turn)] = "acted"
+                    acted = (turn.match_id, turn.role)
+                except IllegalAction as exc:
+                    if exc.code in {"stale", "game_over"}:
+                        results[id(turn)] = "stale"
+                    else:
+                        log.warning("model worker %s: illegal answer in %s (%s: %s); the fallback acts",
+                                    self.family_key, turn.match_id, exc.code, exc)
+                        results[id(turn)] = "fallback:" + agent_fallback_turn(
+                            match_id=match.id, role=turn.role, expected_seq=turn.seq, reason="illegal")
+        except DatabaseError:
+            if in_batch:
+                raise
+            log.exception("model worker %s: turn %s/%s/%s failed", self.family_key, turn.match_id, turn.role,
+                          turn.seq)
+            results[id(turn)] = "error"
+        except Exception:
             log.exception("model worker %s: turn %s/%s/%s failed", self.family_key, turn.match_id, turn.role,
                           turn.seq)
             results[id(turn)] = "error"
         turn.timing["submit_ms"] = 1000 * (time.monotonic() - started)
         return acted
+
+    def _record_seats(self, acted: list[tuple[str, str]], *, in_batch: bool) -> None:
+        """The model's record (checkpoint hash, version) on the seats it played; each seat once per
+        process (``self.recorded``), so a batch of seats seen before costs no query."""
+        from django.db import DatabaseError
+
+        fresh = [key for key in acted if key not in self.recorded]
+        try:
+            seats_record_model(turns=fresh, record=self.family.seat_record())
+        except DatabaseError:
+            if in_batch:
+                raise
+            log.exception("model worker %s: could not record the model on %d seats", self.family_key, len(fresh))
+            return
+        except Exception:
+            log.exception("model worker %s: could not record the model on %d seats", self.family_key, len(fresh))
+            return
+        if len(self.recorded) > RECORDED_SEATS_KEPT:
+            self.recorded.clear()
+        self.recorded.update(fresh)
 
     def _timing(self, line: dict) -> None:
         line = {"at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **line}
