@@ -1,0 +1,176 @@
+"""A person (the Drawer) plays CoDraw in headless Chromium at 1366x768 against the neural Teller
+(games/codraw/neural_agents.py ``NeuralTeller``) from the committed checkpoint
+(models/codraw/codraw_neural_teller.pt), served by a real ``manage.py model_worker`` process
+(the structure of test_neural_agent_browser.py): the batch is entered through the lobby with a
+signed lab link; each round the person reads the model's message, drags the piece it describes
+from the palette onto the canvas with the mouse (where the rule Drawer would put it: the test's
+reading of the message) and replies, which ends the turn; the model ends the game itself. Every
+Teller message and the end come from the model (the worker's timing log, no fallback), the seat
+records the checkpoint's sha256 and version, and the page shows the server's score.
+Screenshots: var/screenshots/codraw-neural-teller*.png."""
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import textwrap
+import time
+
+import psutil
+import pytest
+from django.conf import settings
+from playwright.sync_api import expect
+
+from agents import liveness
+from games.codraw import clipart as ca
+from games.codraw.agents import RuleDrawer
+from games.codraw.rules import view_for
+from games.models import Batch, Match, MatchEvent, Seat
+
+from tests.browser.conftest import SCREENS, browser  # noqa: F401  (the fixture)
+from tests.browser.sync import wait_painted, wait_synced
+from tests.browser.test_neural_agent_browser import read_lines, reset_registry
+from tests.codraw_ui.test_codraw_browser import drag_from_palette, final_score_from_db
+from tests.conftest import ROOT, child_env, running_server
+from tests.platform.factories import lab_url
+
+pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
+
+SHOTS = SCREENS.parent / "screenshots"
+CHECKPOINT = ROOT / "models" / "codraw" / "codraw_neural_teller.pt"
+FAMILY = "codraw_neural_teller_browser"
+MAX_ROUNDS = 24
+ENTRY = f"""
+[[agent]]
+name = "codraw_neural_teller"
+game_id = "codraw_v1"
+role = "teller"
+family = "games.codraw.neural_agents:NeuralTeller"
+family_key = "{FAMILY}"
+checkpoint = "{CHECKPOINT}"
+device = "cpu"
+batch_size = 8
+wait_ms = 5
+timeout_s = 60
+fallback = "codraw_rule_teller"
+version = "teller-browser"
+"""
+
+
+@pytest.fixture
+def teller_stack(tmp_path, monkeypatch):
+    """The models file naming the neural Teller (this process, the web server and the worker all
+    read it), uvicorn on the test database and the model worker; yields (base url, timings path)."""
+    if settings.GT_AGENT_MODE != "celery":
+        pytest.skip("needs REDIS_URL and DATABASE_URL (the full stack)")
+    path = tmp_path / "models.toml"
+    path.write_text(textwrap.dedent(ENTRY))
+    monkeypatch.setenv("GT_MODELS_FILE", str(path))
+    reset_registry()
+    from groundtalk_web.celery import app
+
+    with app.connection_for_write() as conn:   # no turn left over from an earlier run
+        conn.default_channel.queue_purge(f"model.{FAMILY}")
+    env = {**child_env(), "GT_MODELS_FILE": str(path)}
+    timings = tmp_path / "timings.jsonl"
+    log = open(ROOT / "var" / "test-codraw-teller-worker.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
+    worker = subprocess.Popen([sys.executable, "manage.py", "model_worker", "--family", FAMILY,
+                               "--no-supervise", "--timings", str(timings)],
+                              cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 180
+        while liveness.dead_queues([f"model.{FAMILY}"]):   # heartbeats only once warmed up
+            assert worker.poll() is None, f"the model worker exited with {worker.returncode}"
+            assert time.monotonic() < deadline, "the model worker did not warm up in 180 s"
+            time.sleep(0.2)
+        with running_server(env, "test-codraw-teller-server.log") as url:
+            yield url, timings
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            for child in psutil.Process(worker.pid).children(recursive=True):
+                child.kill()
+            worker.kill()
+        reset_registry()
+
+
+def teller_messages(match) -> list[str]:
+    return [m["text"] for m in Match.objects.get(pk=match.pk).state["chat"] if m["role"] == "teller"]
+
+
+def test_a_person_draws_what_the_neural_teller_served_by_a_model_worker_describes(teller_stack, browser):  # noqa: F811
+    base, timings = teller_stack
+    sha = hashlib.sha256(CHECKPOINT.read_bytes()).hexdigest()
+    assert read_lines(timings)[0]["event"] == "ready" and read_lines(timings)[0]["sha256"] == sha
+    batch = Batch.objects.create(
+        slug="neural-teller", title="CoDraw with a neural Teller", game_id="codraw_v1",
+        pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["drawer"], agents={"teller": "codraw_neural_teller"},
+        config={}, max_wait_s=60)
+    reader = RuleDrawer()                       # how the person reads a message: where the piece goes
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+
+    page.goto(base + lab_url(batch, "ann"))
+    page.click("#agree")
+    page.click("#ready")
+    page.wait_for_url("**/m/**", timeout=30000)   # paired with the model at once
+    match = Match.objects.get(batch=batch)
+    dragged = []
+    for round_no in range(1, MAX_ROUNDS + 1):
+        # the model's message (or its end of the game) comes
+        page.wait_for_function("document.querySelector('#turn.mine') || "
+                               "!document.querySelector('#finished').hidden", timeout=60000)
+        if page.locator("#finished:not([hidden])").count():
+            break
+        expect(page.locator(".msg.theirs")).to_have_count(round_no)
+        wait_synced(page, match.id)
+        match.refresh_from_db()
+        view = view_for(match.state, "drawer")
+        _, goal, _ = reader.goal(view)              # the canvas the chat describes, as the rule Drawer reads it
+        drawn = {p["idx"] for p in view["canvas"]}
+        new = [piece for idx, piece in goal.items() if idx not in drawn]
+        if new:                                     # drag the piece the message names to its place
+            x = min(max(new[0].x, 15), ca.CANVAS_W - 15)
+            y = min(max(new[0].y, 15), ca.CANVAS_H - 15)
+            drag_from_palette(page, new[0].idx, x, y)
+            dragged.append(new[0].idx)
+            wait_synced(page, match.id)
+            if round_no == 2:
+                wait_painted(page)
+                page.screenshot(path=str(SHOTS / "codraw-neural-teller.png"))
+        page.fill("#chatinput", f"ok, done ({round_no})")
+        page.click("#send")
+        page.wait_for_selector("#turn:not(.mine)")
+    expect(page.locator("#finished")).to_be_visible()
+    wait_painted(page)
+    page.screenshot(path=str(SHOTS / "codraw-neural-teller-finished.png"))
+    expected = final_score_from_db(match)
+    assert float(page.get_attribute("#final-score", "data-score")) == pytest.approx(expected, abs=1e-9)
+    ctx.close()
+    assert errors == [], errors
+
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED and match.state["ended_by"] == "teller"
+    messages = teller_messages(match)
+    target = [p["idx"] for p in match.state["target"]]
+    assert 1 <= len(messages) <= 2 * len(target) and all(0 < len(m) <= 140 for m in messages)
+    assert len(dragged) >= 2 and set(dragged) <= set(target), (messages, target, dragged)   # pieces of the scene
+    assert expected > 1.0
+    # every message and the end are the model's: the worker acted on each Teller turn, no fallback
+    assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
+    sent = list(MatchEvent.objects.filter(match=match, type="message_sent", actor="teller").order_by("seq"))
+    assert [e.payload["text"] for e in sent] == messages
+    acted = [line for line in read_lines(timings)
+             if line.get("event") == "turn" and line.get("match") == str(match.id) and line.get("result") == "acted"]
+    assert len(acted) == len(messages) + 1                      # each message, then the end
+    assert all(e.client_action_id.startswith("agent:teller:") for e in sent)
+    seat = Seat.objects.get(match=match, role="teller")
+    assert seat.agent_name == "codraw_neural_teller"
+    assert seat.agent_model["checkpoint_sha256"] == sha and seat.agent_model["version"] == "teller-browser"
+    assert seat.agent_model["family"] == "games.codraw.neural_agents:NeuralTeller"
