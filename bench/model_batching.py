@@ -23,6 +23,9 @@ Figures per (batch size, N), over the measured window only:
 * latency per turn: from the speaker's chat committed to the listener's click committed, both read
   from the match log (``MatchEvent.t``, server ms), p50 / p99 / max;
 * turns per second: listener clicks committed in the window / window;
+* how much of the window the worker spent in its batches (read, model, writes, commit: the sum of
+  its ``batch`` lines' ``total_ms``), beside the whole machine's CPU use: a worker well under 100 %
+  is waiting for turns, and the figure is then what the load and the machine gave, not its limit;
 * from the worker's timing lines (``--timings``): ``model_ms`` (the act_batch call), ``overhead_ms``
   (due to committed, less model time: queue, window, read, submit), ``batch_size``, and per turn
   the log latency less its model time ("e2e overhead").
@@ -42,6 +45,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -313,6 +317,9 @@ def run_config(args, batch_size: int, wait_ms: float, workdir: Path, env: dict, 
             e2e_overhead = [m["by_turn"][(str(line["match"]), line["seq"])] - line["model_ms"]
                             for line in in_window if "model_ms" in line]
             busy = sum((getattr(cpu1, k) - getattr(cpu0, k)) for k in ("user", "system", "nice"))
+            # the worker's own busy time: its batches (read, model, writes, commit) ending in the window
+            batch_ms = sum(line["total_ms"] for line in read_lines(worker.timings) if line.get("event") == "batch"
+                           and t0_ms <= datetime.fromisoformat(line["at"]).timestamp() * 1000 <= t1_ms)
             result = {
                 "batch_size": batch_size, "wait_ms": wait_ms, "matches": n,
                 "window_s": round(window_s, 2), "turns": m["clicks"],
@@ -326,13 +333,15 @@ def run_config(args, batch_size: int, wait_ms: float, workdir: Path, env: dict, 
                 "batch_size_seen": pct(line["batch_size"] for line in in_window),
                 "bot_errors": len(bots.errors), "bot_error_examples": bots.errors[:3],
                 "machine_cpu_pct": round(100 * busy / window_s / (psutil.cpu_count() or 1), 1) if window_s else 0,
+                "worker_batches_pct": round(100 * batch_ms / 1000 / window_s, 1) if window_s else 0,
                 "warmup_s": warmup_s,
             }
             results.append(result)
             log(f"  N={n}: {result['turns_per_s']} turns/s, latency p50 {result['latency_ms'].get('p50')} "
                 f"p99 {result['latency_ms'].get('p99')} ms, model p50 {result['worker_model_ms'].get('p50')} ms, "
                 f"overhead p50 {result['worker_overhead_ms'].get('p50')} ms, batch p50 "
-                f"{result['batch_size_seen'].get('p50')}, bot errors {len(bots.errors)}")
+                f"{result['batch_size_seen'].get('p50')}, worker in batches {result['worker_batches_pct']} % of the "
+                f"time, machine CPU {result['machine_cpu_pct']} %, bot errors {len(bots.errors)}")
             connection.close()
     finally:
         worker.stop()
@@ -410,13 +419,14 @@ def plot(results: list[dict], path: Path) -> None:
 
 def markdown(results: list[dict]) -> str:
     rows = ["| batch_size | wait_ms | matches | turns/s | latency p50 | p99 | model p50 | worker overhead p50 / p99 "
-            "| e2e overhead p50 | batch p50 | bot errors |",
-            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+            "| e2e overhead p50 | batch p50 | worker in batches | machine CPU | bot errors |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in sorted(results, key=lambda r: (-r["batch_size"], r["wait_ms"], r["matches"])):
         rows.append(f"| {r['batch_size']} | {r['wait_ms']:g} | {r['matches']} | {r['turns_per_s']} | {r['latency_ms'].get('p50')} "
                     f"| {r['latency_ms'].get('p99')} | {r['worker_model_ms'].get('p50')} "
                     f"| {r['worker_overhead_ms'].get('p50')} / {r['worker_overhead_ms'].get('p99')} "
-                    f"| {r['e2e_overhead_ms'].get('p50')} | {r['batch_size_seen'].get('p50')} | {r['bot_errors']} |")
+                    f"| {r['e2e_overhead_ms'].get('p50')} | {r['batch_size_seen'].get('p50')} | {r.get('worker_batches_pct')} % "
+                    f"| {r['machine_cpu_pct']} % | {r['bot_errors']} |")
     return "\n".join(rows)
 
 

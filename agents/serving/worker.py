@@ -18,7 +18,7 @@ library) directly:
   consuming and heartbeat (agents/liveness.py: a model queue has a worker once it is warm);
 * the first turn opens a window of ``wait_ms``; when it closes, the turns already waiting in the
   queue are taken too (one Redis round trip each, until none is there at once), and the batch runs
-  with up to ``batch_size`` turns (prefetch = ``batch_size``). Turns that queued while a batch ran
+  with up to ``batch_size`` turns. Turns that queued while a batch ran
   thus join the next one instead of waiting for windows of their own;
 * each turn is checked against the match as it is now (still active, still at the turn's seq,
   the role still to act; otherwise stale and dropped), the views go to ONE ``act_batch`` call,
@@ -36,9 +36,13 @@ library) directly:
   the agent's fallback (a rule agent) acts at once (``agent_fallback_turn``, reason ``error`` or
   ``illegal``; the person sees the notice). A model that is slow is overtaken by the watchdog's
   fallback in the web process after ``timeout_s``; its late answer is then stale;
-* messages are acknowledged after their turn was handled (acks late; a batch's in one Redis
-  round trip, :func:`ack_all`): a worker killed
-  mid-batch leaves them to Redis's visibility timeout, and the watchdog covers the wait.
+* messages are taken without acknowledgements (``no_ack``). kombu's Redis transport emulates
+  acknowledgements with two more Redis round trips per message (an unacked index written on
+  delivery, cleared on ack), which on a busy small server were half of a large batch's time; and
+  what they would buy does not apply here: a message of a worker that died comes back only after
+  the visibility timeout (an hour), long after the watchdog's fallback played that turn
+  (``timeout_s``; the person is told). A worker that is stopped plays the turns it holds before it
+  exits; one that loses the broker still plays them (they need only the database).
 
 Each turn writes one timing line (JSON, logger ``agents.serving.timings`` at INFO, and the file
 ``--timings`` names): ``queue_ms`` (due, ``Match.agent_due_since``, to picked up), ``window_ms``
@@ -46,7 +50,7 @@ Each turn writes one timing line (JSON, logger ``agents.serving.timings`` at INF
 batch's ``act_batch``), ``submit_ms`` (this turn's write), ``total_ms`` (due to committed) and
 ``overhead_ms`` (``total_ms - model_ms``); each batch writes one ``batch`` line with its size,
 ``read_ms``, ``model_ms``, ``submit_ms`` (all its writes and the commit, with the broadcasts sent
-on it), ``ack_ms`` and ``total_ms``.
+on it) and ``total_ms``.
 """
 from __future__ import annotations
 
@@ -77,7 +81,7 @@ DRAIN_POLL_S = 0.002   # after the window: a turn not delivered within this is n
 
 @dataclass
 class Turn:
-    message: object               # the kombu message (acked once the turn is handled)
+    message: object               # the kombu message (taken without acknowledgement)
     match_id: str
     role: str
     seq: int
@@ -144,7 +148,8 @@ class ModelWorker:
                 except lost as exc:
                     if self.stopping.is_set():
                         break
-                    self.pending.clear()   # unacked on a lost channel: Redis restores them
+                    if self.pending:   # taken already: they need only the database
+                        self._run_batch()
                     log.warning("model worker %s: broker connection lost (%r); reconnecting in %.1f s",
                                 self.family_key, exc, pause)
                     self.stopping.wait(pause)
@@ -159,8 +164,7 @@ class ModelWorker:
         from kombu import Consumer, Exchange, Queue
 
         queue = Queue(self.queue_name, Exchange(self.queue_name, type="direct"), routing_key=self.queue_name)
-        with Consumer(conn, queues=[queue], callbacks=[self._on_message], accept=["json"],
-                      prefetch_count=self.batch_size):
+        with Consumer(conn, queues=[queue], callbacks=[self._on_message], accept=["json"], no_ack=True):
             if self.heartbeat is None:   # warm and consuming: now the queue has a worker
                 self.heartbeat = liveness.Heartbeat([self.queue_name], self.hostname)
                 self.heartbeat.start()
@@ -181,9 +185,8 @@ class ModelWorker:
                 except socket.timeout:
                     if self.pending and self.wait_s == 0:
                         self._run_batch()
-            for turn in self.pending:   # stopping: give back what was collected but not run
-                turn.message.requeue()
-            self.pending.clear()
+            if self.pending:   # stopping: play the turns taken already
+                self._run_batch()
 
     def _take_waiting(self, conn) -> None:
         """The window closed: add the turns already in the queue (each one round trip), up to
@@ -206,7 +209,6 @@ class ModelWorker:
             match_id, role, seq = str(args[0]), str(args[1]), int(args[2])
         except Exception as exc:
             log.error("model worker %s: dropping a message it cannot read (%r)", self.family_key, exc)
-            message.ack()
             return
         self.pending.append(Turn(message, match_id, role, seq, picked, mono))
 
@@ -260,18 +262,12 @@ class ModelWorker:
             model_s = time.monotonic() - model_started
         submit_started = time.monotonic()
         self._submit_all(due, answers, failure, results)
-        acks_started = time.monotonic()
-        try:
-            ack_all([turn.message for turn in turns])
-        except Exception as exc:   # the channel went away: Redis restores them, the seq check drops them
-            log.warning("model worker %s: ack failed (%r)", self.family_key, exc)
-        acked = time.monotonic()
+        submitted = time.monotonic()
         self.batches += 1
         self._timing({"event": "batch", "family": self.family_key, "batch": self.batches, "size": len(due),
                       "messages": len(turns), "read_ms": round(1000 * read_s, 3),
                       "model_ms": round(1000 * model_s, 3),
-                      "submit_ms": round(1000 * (acks_started - submit_started), 3),   # with the commit
-                      "ack_ms": round(1000 * (acked - acks_started), 3),
+                      "submit_ms": round(1000 * (submitted - submit_started), 3),   # with the commit
                       "total_ms": round(1000 * (time.monotonic() - started), 3),
                       "error": repr(failure) if failure is not None else None})
         due_ids = {id(t) for t, _ in due}
@@ -390,33 +386,6 @@ class ModelWorker:
             if self._timings_file is None:
                 self._timings_file = open(self.timings_path, "a", buffering=1, encoding="utf-8")
             self._timings_file.write(text + "\n")
-
-
-def ack_all(messages: list) -> None:
-    """Acknowledge a batch's messages. kombu's Redis transport acknowledges a message with one
-    round trip (a pipeline removing it from the unacked index and hash); on a busy machine those
-    round trips were most of a large batch's time, so the messages of one Redis channel are
-    removed in ONE pipeline, through that same QoS's own methods, and then forgotten as delivered
-    as its ``ack`` does. Any other transport (or a kombu without those methods): ``ack()`` each."""
-    by_channel: dict[int, list] = {}
-    for message in messages:
-        by_channel.setdefault(id(getattr(message, "channel", None)), []).append(message)
-    for group in by_channel.values():
-        qos = getattr(getattr(group[0], "channel", None), "qos", None)
-        remove, pipe_or_acquire, forget = (getattr(qos, name, None)
-                                           for name in ("_remove_from_indices", "pipe_or_acquire", "_quick_ack"))
-        if not (callable(remove) and callable(pipe_or_acquire) and callable(forget)):
-            for message in group:
-                message.ack()
-            continue
-        group = [m for m in group if not m.acknowledged]
-        with pipe_or_acquire() as pipe:
-            for message in group:
-                remove(message.delivery_tag, pipe)
-            pipe.execute()
-        for message in group:
-            forget(message.delivery_tag)
-            message._state = "ACK"
 
 
 def serve(family_key: str, *, timings_path: str | None = None) -> None:
