@@ -197,7 +197,7 @@ def plot(rows: list[dict], path) -> None:
     labels = [f"{'script' if r['teller'] == SCRIPT else r['teller']} + {r['drawer']}" for r in rows]
     groups = list(dict.fromkeys(r["evaluation"] for r in rows))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, ax = plt.subplots(figsize=(8, 0.32 * len(rows) + 1.2))
+    fig, ax = plt.subplots(figsize=(8, 0.32 * len(rows) + 1.6))
     y = list(range(len(rows)))[::-1]
     for k, row in enumerate(rows):
         color = colors[groups.index(row["evaluation"]) % len(colors)]
@@ -205,7 +205,8 @@ def plot(rows: list[dict], path) -> None:
                 color=color, label=row["evaluation"])
     handles, names = ax.get_legend_handles_labels()
     unique = dict(zip(names, handles))
-    ax.legend(unique.values(), unique.keys(), fontsize=7, loc="lower right")
+    ax.legend(unique.values(), unique.keys(), fontsize=7, loc="upper center", bbox_to_anchor=(0.4, -0.1),
+              ncol=len(unique), frameon=False)
     ax.set_yticks(y, labels, fontsize=8)
     ax.set_xlim(0, 5)
     ax.set_xlabel("scene similarity (0..5), 95% bootstrap CI")
