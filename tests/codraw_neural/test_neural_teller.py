@@ -25,7 +25,7 @@ from ..conftest import ROOT
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     torch.set_num_threads(1)
-    result = neural_teller_train.train(examples=60, epochs=10, seed=3, hidden=64, embed=24, lr=1e-2,
+    result = neural_teller_train.train(examples=80, epochs=12, seed=3, hidden=64, embed=24, lr=1e-2,
                                        val_examples=6, progress=False)
     path = tmp_path_factory.mktemp("cdt") / "teller.pt"
     return result, path, result.save(path)
@@ -60,13 +60,13 @@ def test_training_on_a_tiny_set_beats_the_trivial_baselines(tiny):
     first, last = result.history[0], result.history[-1]
     assert last["loss"] < first["loss"]
     assert last["val_token_accuracy"] > last["majority_token_accuracy"] + 0.3
-    assert last["val_choice_accuracy"] > 0.3        # a scene has ~8 pieces and stop: chance is ~0.1
+    assert last["val_choice_accuracy"] > 0.3        # a scene has ~8 pieces and stop: chance is ~0.1 (here: 0.46)
     teller = NeuralTeller.load(str(tiny[1]))
     rows = neural_eval.table1({"neural": teller, "empty": neural_eval.EmptyTeller()}, {"rule": RuleDrawer()},
                               [neural_eval.Pair("neural", "rule", "m"), neural_eval.Pair("empty", "rule", "m")],
                               scenes=4)
     assert rows[1]["mean"] == 0.0 and len(rows[0]["scores"]) == 4
-    assert rows[0]["mean"] > 1.0                    # the rule Drawer draws from its messages
+    assert rows[0]["mean"] > 1.0                    # the rule Drawer draws from its messages (here: 2.0)
 
 
 def test_checkpoint_round_trip(tiny, tmp_path):
