@@ -214,7 +214,6 @@ class ModelWorker:
 
     # ------------------------------------------------------------------------------- one batch
     def _run_batch(self) -> None:
-        from agents.services import agent_fallback_turn
         from games import match_store
         from games.models import Match
         from games.registry import get_game

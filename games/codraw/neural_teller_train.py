@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
+
+from agents.training import Panel, run_epochs
+from agents.training import plot_history as plot_history_png
 
 from games.codraw import neural_data
 from games.codraw.neural import Config
@@ -110,57 +111,21 @@ def train(kind: str = KIND, *, examples: int, epochs: int, seed: int, device: st
     majority = vocab.index[counts.most_common(1)[0][0]] if counts.most_common(1)[0][0] else EOS_ID
     model = build_model(kind, Config(vocab_size=len(vocab), embed=embed, hidden=hidden)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    order_gen = torch.Generator().manual_seed(seed)
     seeds = neural_data.scene_seeds(split, examples, seed * 100_000)
     result = Result(kind, model, vocab, args={
         "kind": kind, "dialogs": examples, "train_turns": len(train_set), "epochs": epochs, "seed": seed,
         "half": half, "split": split, "train_seeds": [seeds.start, seeds.stop], "batch_size": batch_size,
         "lr": lr, "embed": embed, "hidden": hidden, "val_dialogs": val_examples,
         "seed_ranges": neural_data.SEED_RANGES, "torch": torch.__version__})
-    n_batches = (len(train_set) + batch_size - 1) // batch_size
-    for epoch in range(1, epochs + 1):
-        model.train()
-        order = torch.randperm(len(train_set), generator=order_gen).tolist()
-        losses = []
-        bar = tqdm(range(n_batches), desc=f"{kind} epoch {epoch}/{epochs}", unit="batch",
-                   disable=not progress, leave=False)
-        for b in bar:
-            batch = batch_tensors([train_set[i] for i in order[b * batch_size:(b + 1) * batch_size]], vocab, device)
-            loss = loss_of(model, batch)
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            optimizer.step()
-            losses.append(loss.item())
-            bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}")
-        row = {"epoch": epoch, "loss": float(np.mean(losses)), **evaluate(model, vocab, val_set, device, majority)}
-        result.history.append(row)
-        if progress:
-            tqdm.write(f"epoch {epoch}: " + ", ".join(f"{k}={v:.3f}" for k, v in row.items() if k != "epoch"))
-    model.eval()
+
+    run_epochs(model=model, optimizer=optimizer, n_examples=len(train_set), batch_size=batch_size, epochs=epochs,
+               seed=seed, loss_of=lambda idx: loss_of(model, batch_tensors([train_set[i] for i in idx], vocab, device)),
+               evaluate=lambda: evaluate(model, vocab, val_set, device, majority), history=result.history, desc=kind,
+               progress=progress)
     return result
 
 
 def plot_history(result: Result, path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    epochs = [row["epoch"] for row in result.history]
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(8.5, 3.2))
-    ax_loss.plot(epochs, [row["loss"] for row in result.history], marker="o")
-    ax_loss.set_xlabel("epoch")
-    ax_loss.set_ylabel("training loss")
-    ax_loss.set_title(result.kind)
-    for key, label in (("val_choice_accuracy", "next piece / stop"), ("val_token_accuracy", "words"),
-                       ("majority_token_accuracy", "words: most frequent word")):
-        ax_acc.plot(epochs, [row[key] for row in result.history], marker="o" if "majority" not in key else None,
-                    linestyle="--" if "majority" in key else "-", label=label)
-    ax_acc.set_ylim(0, 1.02)
-    ax_acc.set_xlabel("epoch")
-    ax_acc.set_ylabel("held-out accuracy")
-    ax_acc.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plot_history_png(result.history, path, title=result.kind, width=8.5, panels=[Panel("held-out accuracy", {
+        "val_choice_accuracy": "next piece / stop", "val_token_accuracy": "words",
+        "majority_token_accuracy": "words: most frequent word"}, dashed=("majority_token_accuracy",))])

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
+
+from agents.training import Panel, run_epochs
+from agents.training import plot_history as plot_history_png
 
 from games.codraw import clipart as ca
 from games.codraw import neural_data
@@ -101,54 +103,22 @@ def train(kind: str = KIND, *, examples: int, epochs: int, seed: int, device: st
     vocab = Vocabulary.build([e["text"] for e in train_set])
     model = build_model(kind, Config(vocab_size=len(vocab), embed=embed, hidden=hidden)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    order_gen = torch.Generator().manual_seed(seed)
     result = Result(kind, model, vocab, args={
         "kind": kind, "dialogs": examples, "train_rounds": len(train_set), "epochs": epochs, "seed": seed,
         "batch_size": batch_size, "lr": lr, "embed": embed, "hidden": hidden, "val_dialogs": val_examples,
         "seed_ranges": neural_data.SEED_RANGES, "torch": torch.__version__})
-    n_batches = (len(train_set) + batch_size - 1) // batch_size
-    for epoch in range(1, epochs + 1):
-        model.train()
-        order = torch.randperm(len(train_set), generator=order_gen).tolist()
-        losses = []
-        bar = tqdm(range(n_batches), desc=f"{kind} epoch {epoch}/{epochs}", unit="batch",
-                   disable=not progress, leave=False)
-        for b in bar:
-            batch = [train_set[i] for i in order[b * batch_size:(b + 1) * batch_size]]
-            loss = loss_of(model(*batch_tensors(batch, vocab, device)), batch, device)
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            optimizer.step()
-            losses.append(loss.item())
-            bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}")
-        row = {"epoch": epoch, "loss": float(np.mean(losses)), **evaluate(model, vocab, val_set, device)}
-        result.history.append(row)
-        if progress:
-            tqdm.write(f"epoch {epoch}: " + ", ".join(f"{k}={v:.3f}" for k, v in row.items() if k != "epoch"))
-    model.eval()
+
+    def batch_loss(idx: list[int]) -> torch.Tensor:
+        batch = [train_set[i] for i in idx]
+        return loss_of(model(*batch_tensors(batch, vocab, device)), batch, device)
+
+    run_epochs(model=model, optimizer=optimizer, n_examples=len(train_set), batch_size=batch_size, epochs=epochs,
+               seed=seed, loss_of=batch_loss, evaluate=lambda: evaluate(model, vocab, val_set, device),
+               history=result.history, desc=kind, progress=progress)
     return result
 
 
 def plot_history(result: Result, path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    epochs = [row["epoch"] for row in result.history]
-    fig, (ax_loss, ax_acc, ax_px) = plt.subplots(1, 3, figsize=(11, 3.2))
-    ax_loss.plot(epochs, [row["loss"] for row in result.history], marker="o")
-    ax_loss.set_xlabel("epoch")
-    ax_loss.set_ylabel("training loss")
-    ax_loss.set_title(result.kind)
-    ax_acc.plot(epochs, [row["val_clipart_accuracy"] for row in result.history], marker="o")
-    ax_acc.set_ylim(0, 1.02)
-    ax_acc.set_xlabel("epoch")
-    ax_acc.set_ylabel("held-out: right clip art")
-    ax_px.plot(epochs, [row["val_position_error_px"] for row in result.history], marker="o")
-    ax_px.set_xlabel("epoch")
-    ax_px.set_ylabel("held-out: position error (px)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plot_history_png(result.history, path, title=result.kind, width=11, panels=[
+        Panel("held-out: right clip art", {"val_clipart_accuracy": ""}),
+        Panel("held-out: position error (px)", {"val_position_error_px": ""}, ylim=None)])

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
+
+from agents.training import Panel, run_epochs
+from agents.training import plot_history as plot_history_png
 
 from games.colors import neural_data
 from games.colors.neural import (BOS, EOS, SPECIALS, UNK, Config, LiteralListener, Speaker, Vocabulary,
@@ -100,80 +101,42 @@ def train(kind: str, *, examples: int, epochs: int, seed: int, device: str = "cp
     cfg = Config(vocab_size=len(vocab), embed=embed, hidden=hidden, color_hidden=hidden)
     model = build_model(kind, cfg).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    order_gen = torch.Generator().manual_seed(seed)
     encoded = [vocab.encode(e["text"]) for e in train_set]
     result = Result(kind, model, vocab, args={
         "kind": kind, "examples": examples, "epochs": epochs, "seed": seed, "batch_size": batch_size,
         "lr": lr, "embed": embed, "hidden": hidden, "val_examples": val_examples,
         "unk_dropout": unk_dropout if kind == "colors_neural_listener" else 0.0,
         "torch": torch.__version__})
-    n_batches = (len(train_set) + batch_size - 1) // batch_size
-    for epoch in range(1, epochs + 1):
-        model.train()
-        order = torch.randperm(len(train_set), generator=order_gen).tolist()
-        losses = []
-        bar = tqdm(range(n_batches), desc=f"{kind} epoch {epoch}/{epochs}", unit="batch",
-                   disable=not progress, leave=False)
-        for b in bar:
-            idx = order[b * batch_size:(b + 1) * batch_size]
-            batch = [train_set[i] for i in idx]
-            colors = colors_tensor(batch, device)
-            target = torch.tensor([e["target"] for e in batch], device=device)
-            if kind == "colors_neural_listener":
-                ids, lengths = pad_batch([encoded[i] for i in idx], device)
-                if unk_dropout:   # word dropout: unseen words should not throw the listener
-                    drop = (torch.rand(ids.shape) < unk_dropout).to(device) & (ids >= len(SPECIALS))
-                    ids = ids.masked_fill(drop, SPECIALS.index(UNK))
-                loss = nn.functional.nll_loss(model(ids, lengths, colors), target)
-            else:
-                bos, eos = SPECIALS.index(BOS), SPECIALS.index(EOS)
-                ids, _ = pad_batch([[bos, *encoded[i], eos] for i in idx], device)
-                logits = model(colors, target, ids[:, :-1])
-                loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                                   ids[:, 1:].reshape(-1), ignore_index=0)
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            optimizer.step()
-            losses.append(loss.item())
-            bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}")
-        row = {"epoch": epoch, "loss": float(np.mean(losses))}
+
+    def loss_of(idx: list[int]) -> torch.Tensor:
+        batch = [train_set[i] for i in idx]
+        colors = colors_tensor(batch, device)
+        target = torch.tensor([e["target"] for e in batch], device=device)
         if kind == "colors_neural_listener":
-            row["val_accuracy"] = listener_accuracy(model, vocab, val_set, device)
-            row["people_accuracy"] = listener_accuracy(model, vocab, people_set, device)
-        else:
-            texts = speaker_texts(model, vocab, val_set, device)
-            row["rule_listener_accuracy"] = rule_listener_accuracy(val_set, texts)
-        result.history.append(row)
-        if progress:
-            tqdm.write(f"epoch {epoch}: " + ", ".join(f"{k}={v:.3f}" for k, v in row.items() if k != "epoch"))
-    model.eval()
+            ids, lengths = pad_batch([encoded[i] for i in idx], device)
+            if unk_dropout:   # word dropout: unseen words should not throw the listener
+                drop = (torch.rand(ids.shape) < unk_dropout).to(device) & (ids >= len(SPECIALS))
+                ids = ids.masked_fill(drop, SPECIALS.index(UNK))
+            return nn.functional.nll_loss(model(ids, lengths, colors), target)
+        bos, eos = SPECIALS.index(BOS), SPECIALS.index(EOS)
+        ids, _ = pad_batch([[bos, *encoded[i], eos] for i in idx], device)
+        logits = model(colors, target, ids[:, :-1])
+        return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1),
+                                           ignore_index=0)
+
+    def evaluate() -> dict:
+        if kind == "colors_neural_listener":
+            return {"val_accuracy": listener_accuracy(model, vocab, val_set, device),
+                    "people_accuracy": listener_accuracy(model, vocab, people_set, device)}
+        return {"rule_listener_accuracy": rule_listener_accuracy(val_set, speaker_texts(model, vocab, val_set, device))}
+
+    run_epochs(model=model, optimizer=optimizer, n_examples=len(train_set), batch_size=batch_size, epochs=epochs,
+               seed=seed, loss_of=loss_of, evaluate=evaluate, history=result.history, desc=kind, progress=progress)
     return result
 
 
 def plot_history(result: Result, path) -> None:
     """Loss and held-out accuracy per epoch, as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    epochs = [row["epoch"] for row in result.history]
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(8, 3.2))
-    ax_loss.plot(epochs, [row["loss"] for row in result.history], marker="o")
-    ax_loss.set_xlabel("epoch")
-    ax_loss.set_ylabel("training loss")
-    ax_loss.set_title(result.kind)
-    labels = {"val_accuracy": "held-out contexts", "people_accuracy": "people's phrasing (held out)",
-              "rule_listener_accuracy": "rule L0 understands S0"}
-    for key, label in labels.items():
-        if key in result.history[0]:
-            ax_acc.plot(epochs, [row[key] for row in result.history], marker="o", label=label)
-    ax_acc.axhline(1 / 3, color="grey", linestyle="--", linewidth=1, label="chance")
-    ax_acc.set_ylim(0, 1.02)
-    ax_acc.set_xlabel("epoch")
-    ax_acc.set_ylabel("accuracy")
-    ax_acc.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plot_history_png(result.history, path, title=result.kind, panels=[Panel("accuracy", {
+        "val_accuracy": "held-out contexts", "people_accuracy": "people's phrasing (held out)",
+        "rule_listener_accuracy": "rule L0 understands S0"}, lines={"chance": 1 / 3})])
