@@ -55,8 +55,11 @@ def _clamp(value: float, size: int) -> int:
     return int(round(min(max(value, 0.0), 1.0) * size))
 
 
-class NeuralDrawer:
-    kind = "codraw_neural_drawer"
+class _CodrawModelAgent:
+    """What both CoDraw model families share: loading a checkpoint of their ``kind`` (the model
+    family contract of docs/agents.md), ``act`` as a batch of one, and the warm-up pass."""
+
+    kind = ""
 
     def __init__(self, loaded, device: str):
         self.module, self.device, self.vocab = loaded.model, device, loaded.vocab
@@ -64,7 +67,7 @@ class NeuralDrawer:
         self.version = f"{loaded.kind}@{loaded.sha256[:12]}"
 
     @classmethod
-    def load(cls, checkpoint: str, device: str = "cpu", **options) -> "NeuralDrawer":
+    def load(cls, checkpoint: str, device: str = "cpu", **options) -> "_CodrawModelAgent":
         if options:
             raise TypeError(f"{cls.__name__} takes no options, got {sorted(options)}")
         return cls(load_checkpoint(checkpoint, device, expect=cls.kind), device)
@@ -74,6 +77,10 @@ class NeuralDrawer:
 
     def warmup(self) -> None:
         self.act_batch([self.warmup_view()])
+
+
+class NeuralDrawer(_CodrawModelAgent):
+    kind = "codraw_neural_drawer"
 
     def predict(self, views: list[dict]) -> list[dict | None]:
         """For each view, the piece its latest Teller message asks for (one forward call), or
@@ -148,25 +155,8 @@ def own_messages(view: dict) -> list[str]:
     return [m["text"] for m in view.get("chat", []) if m.get("role") == rules.TELLER]
 
 
-class NeuralTeller:
+class NeuralTeller(_CodrawModelAgent):
     kind = "codraw_neural_teller"
-
-    def __init__(self, loaded, device: str):
-        self.module, self.device, self.vocab = loaded.model, device, loaded.vocab
-        self.checkpoint_sha256, self.weights_sha256 = loaded.sha256, loaded.weights_sha256
-        self.version = f"{loaded.kind}@{loaded.sha256[:12]}"
-
-    @classmethod
-    def load(cls, checkpoint: str, device: str = "cpu", **options) -> "NeuralTeller":
-        if options:
-            raise TypeError(f"{cls.__name__} takes no options, got {sorted(options)}")
-        return cls(load_checkpoint(checkpoint, device, expect=cls.kind), device)
-
-    def act(self, view: dict) -> dict | None:
-        return self.act_batch([view])[0]
-
-    def warmup(self) -> None:
-        self.act_batch([self.warmup_view()])
 
     def speak(self, views: list[dict]) -> list[str | None]:
         """For each view, the next message (None: stop), in one forward call: the model's best
