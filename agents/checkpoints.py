@@ -6,12 +6,20 @@
   random ``serialization_id`` into every file, so two saves of the same weights differ in bytes;
   this hash does not (the same training gives the same hash).
 
-No torch import here: the tensors are read through their own methods.
+No torch import at module level: the tensors are read through their own methods, and torch is
+imported by the functions that save and load.
+
+:func:`write_checkpoint` and :func:`load_model` are the checkpoint format the colors and CoDraw
+families share (format, version, kind, metadata as sorted JSON, a CPU state dict), each family
+naming its own format and building its own modules from the metadata.
 """
 from __future__ import annotations
 
 import hashlib
+import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 
 def file_sha256(path: str | Path) -> str:
@@ -31,11 +39,13 @@ def state_dict_sha256(header: str, state_dict: dict) -> str:
     return digest.hexdigest()
 
 
+def _header(fmt: str, version: int, kind: str, meta_json: str) -> str:
+    return f"{fmt}:{version}:{kind}\n{meta_json}\n"
+
+
 def write_checkpoint(path: str | Path, *, fmt: str, version: int, kind: str, meta: dict, model) -> tuple[str, str]:
     """Save ``model``'s weights with its metadata as one family's checkpoint (format, version,
     kind, meta as sorted JSON, a CPU state dict); returns (file sha256, weights sha256)."""
-    import json
-
     import torch
 
     payload = {"format": fmt, "version": version, "kind": kind, "meta_json": json.dumps(meta, sort_keys=True),
@@ -43,7 +53,7 @@ def write_checkpoint(path: str | Path, *, fmt: str, version: int, kind: str, met
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(payload, path)
-    return file_sha256(path), state_dict_sha256(f"{fmt}:{version}:{kind}\n{payload['meta_json']}\n",
+    return file_sha256(path), state_dict_sha256(_header(fmt, version, kind, payload["meta_json"]),
                                                 payload["state_dict"])
 
 
@@ -61,3 +71,32 @@ def read_checkpoint(path: str | Path, *, fmt: str, version: int, expect: str | N
     if expect is not None and payload["kind"] != expect:
         raise ValueError(f"{path} holds a {payload['kind']}, not a {expect}.")
     return payload
+
+
+@dataclass
+class LoadedModel:
+    """A checkpoint read back: its modules (on the device, in eval mode), vocabulary and metadata,
+    the file's sha256 and the weights' sha256."""
+
+    kind: str
+    model: Any
+    vocab: Any
+    meta: dict
+    sha256: str
+    weights_sha256: str
+    path: str
+
+
+def load_model(path: str | Path, *, fmt: str, version: int, build: Callable[[str, dict], tuple[Any, Any]],
+               device="cpu", expect: str | None = None) -> LoadedModel:
+    """Read a :func:`write_checkpoint` file (:func:`read_checkpoint`'s refusals), build its modules
+    and vocabulary with ``build(kind, meta)``, load the weights and move them to ``device``."""
+    payload = read_checkpoint(path, fmt=fmt, version=version, expect=expect)
+    kind = payload["kind"]
+    meta = json.loads(payload["meta_json"])
+    model, vocab = build(kind, meta)
+    model.load_state_dict(payload["state_dict"])
+    model.to(device).eval()
+    return LoadedModel(kind, model, vocab, meta, file_sha256(path),
+                       state_dict_sha256(_header(fmt, version, kind, payload["meta_json"]), payload["state_dict"]),
+                       str(path))

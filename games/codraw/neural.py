@@ -13,20 +13,19 @@ and Jenny, subtype (35 = pose x expression).
 
 Checkpoint (``torch.load(weights_only=True)``-safe): ``{"format", "version", "kind",
 "meta_json" (config, vocabulary, fuzzy words, training arguments, history), "state_dict"}``;
-:func:`weights_sha256` hashes what it holds (stable across re-saves), :func:`file_sha256` the file.
+the weights sha256 (agents/checkpoints.py ``state_dict_sha256``) names what it holds (stable across
+re-saves), the file sha256 the file itself.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import torch
 from rapidfuzz import fuzz, process
 from torch import nn
 
-from agents.checkpoints import file_sha256, read_checkpoint, state_dict_sha256, write_checkpoint
+from agents.checkpoints import LoadedModel, load_model, write_checkpoint
 from games.codraw import clipart as ca
 
 FORMAT = "groundtalk.codraw_neural"
@@ -191,29 +190,11 @@ def save_checkpoint(path, *, kind: str, model: nn.Module, vocab: Vocabulary, ext
     return write_checkpoint(path, fmt=FORMAT, version=VERSION, kind=kind, meta=meta, model=model)
 
 
-def weights_sha256(kind: str, meta_json: str, state_dict: dict) -> str:
-    """A hash of the checkpoint's content (agents/checkpoints.py), not of torch.save's random id."""
-    return state_dict_sha256(f"{FORMAT}:{VERSION}:{kind}\n{meta_json}\n", state_dict)
-
-
-@dataclass
-class Loaded:
-    kind: str
-    model: nn.Module
-    vocab: Vocabulary
-    meta: dict
-    sha256: str
-    weights_sha256: str
-    path: str
+Loaded = LoadedModel
 
 
 def load_checkpoint(path, device="cpu", expect: str | None = None) -> Loaded:
     """Read a checkpoint with ``torch.load(weights_only=True)``; refuse another format or kind."""
-    payload = read_checkpoint(path, fmt=FORMAT, version=VERSION, expect=expect)
-    kind = payload["kind"]
-    meta = json.loads(payload["meta_json"])
-    model = build_model(kind, Config(**meta["config"]))
-    model.load_state_dict(payload["state_dict"])
-    model.to(device).eval()
-    return Loaded(kind, model, Vocabulary(meta["vocabulary"]), meta, file_sha256(path),
-                  weights_sha256(kind, payload["meta_json"], payload["state_dict"]), str(path))
+    return load_model(path, fmt=FORMAT, version=VERSION, device=device, expect=expect,
+                      build=lambda kind, meta: (build_model(kind, Config(**meta["config"])),
+                                                Vocabulary(meta["vocabulary"])))

@@ -33,12 +33,11 @@ Checkpoints (:func:`save_checkpoint`, :func:`load_checkpoint`) are one file writ
 ``torch.save`` of a dict holding only tensors and plain values (``torch.load(weights_only=True)``
 reads it): ``{"format", "version", "kind", "meta_json", "state_dict"}``; ``meta_json`` carries the
 model config, the vocabulary, the training arguments and the data generator's version. Two hashes
-identify one: the file's sha256 (this exact file) and :func:`weights_sha256` over what it holds
+identify one: the file's sha256 (this exact file) and the weights sha256 over what it holds (``agents.checkpoints.state_dict_sha256``)
 (stable across saves, since ``torch.save`` stamps every file with a random serialization id).
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import asdict, dataclass
@@ -49,7 +48,7 @@ from rapidfuzz import fuzz, process
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from agents.checkpoints import file_sha256, read_checkpoint, state_dict_sha256, write_checkpoint
+from agents.checkpoints import LoadedModel, load_model, write_checkpoint
 
 FORMAT = "groundtalk.colors_neural"
 VERSION = 1
@@ -361,39 +360,18 @@ def build_model(kind: str, cfg: Config) -> nn.Module:
 
 def save_checkpoint(path: str | Path, *, kind: str, model: nn.Module, vocab: Vocabulary,
                     extra: dict | None = None) -> tuple[str, str]:
-    """Write the checkpoint; return its file sha256 and its :func:`weights_sha256`."""
+    """Write the checkpoint; return its file sha256 and its weights sha256."""
     meta = {"config": asdict(model.cfg), "vocabulary": vocab.words, "fuzzy_words": vocab.fuzzy_words,
             **(extra or {})}
     return write_checkpoint(path, fmt=FORMAT, version=VERSION, kind=kind, meta=meta, model=model)
 
 
-def weights_sha256(kind: str, meta_json: str, state_dict: dict) -> str:
-    """A hash of what a checkpoint holds (agents/checkpoints.py): the same training, the same hash."""
-    return state_dict_sha256(f"{FORMAT}:{VERSION}:{kind}\n{meta_json}\n", state_dict)
-
-
-@dataclass
-class Loaded:
-    kind: str
-    model: nn.Module
-    vocab: Vocabulary
-    meta: dict
-    sha256: str
-    weights_sha256: str
-    path: str
+Loaded = LoadedModel
 
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu",
                     expect: str | None = None) -> Loaded:
     """Read a checkpoint with ``torch.load(weights_only=True)``; refuse another format or kind."""
-    payload = read_checkpoint(path, fmt=FORMAT, version=VERSION, expect=expect)
-    kind = payload["kind"]
-    meta = json.loads(payload["meta_json"])
-    cfg = Config(**meta["config"])
-    model = build_model(kind, cfg)
-    model.load_state_dict(payload["state_dict"])
-    model.to(device).eval()
-    return Loaded(kind=kind, model=model, vocab=Vocabulary(meta["vocabulary"], meta["fuzzy_words"]), meta=meta,
-                  sha256=file_sha256(path),
-                  weights_sha256=weights_sha256(kind, payload["meta_json"], payload["state_dict"]),
-                  path=str(path))
+    return load_model(path, fmt=FORMAT, version=VERSION, device=device, expect=expect,
+                      build=lambda kind, meta: (build_model(kind, Config(**meta["config"])),
+                                                Vocabulary(meta["vocabulary"], meta["fuzzy_words"])))

@@ -6,6 +6,7 @@ import copy
 import pytest
 import torch
 
+from agents.checkpoints import file_sha256
 from games.colors import content, neural, neural_data, neural_train, rules
 from games.colors.neural_agents import NeuralLiteralListener, NeuralPragmaticListener, NeuralSpeaker
 
@@ -73,7 +74,7 @@ def test_neural_l0_understands_the_neural_speaker_above_chance(tiny_listener, ti
 # ------------------------------------------------------------------------------------ checkpoints
 def test_checkpoint_round_trip_gives_identical_outputs_and_a_stable_hash(tiny_listener, tmp_path):
     result, path, (sha, weights) = tiny_listener
-    assert sha == neural.file_sha256(path) and len(sha) == 64
+    assert sha == file_sha256(path) and len(sha) == 64
     loaded = neural.load_checkpoint(path, "cpu")
     assert loaded.kind == "colors_neural_listener" and loaded.sha256 == sha
     assert loaded.weights_sha256 == weights
