@@ -10,7 +10,6 @@ import re
 import pytest
 import torch
 
-from agents import registry
 from games.codraw import content as codraw_content
 from games.codraw import neural_data, neural_eval, neural_train, rules
 from games.codraw.actions import SCHEMA
@@ -128,24 +127,6 @@ def test_numbers_are_read_as_values(tiny):
     ids, values = vocab.encode("centered 1.5 in facng left, 1/2 inch")
     assert values == [0.0, 1.5, 0.0, 0.0, 0.0, 0.5, 0.0]
     assert ids[1] == ids[5] == vocab.index["<num>"] and ids[3] == vocab.index["facing"]      # a typo read as the word
-
-
-def test_the_models_toml_example_is_valid_once_uncommented(tmp_path, monkeypatch):
-    text = (ROOT / "models" / "models.toml").read_text()
-    lines = [line[2:] for line in text.splitlines() if re.match(r"^# (\[\[agent\]\]|[a-z_0-9]+ = )", line)]
-    path = tmp_path / "models.toml"
-    path.write_text("\n".join(lines))
-    monkeypatch.setenv("GT_MODELS_FILE", str(path))
-    registry.all_agents.cache_clear()
-    registry._built.clear()
-    try:
-        spec = registry.all_agents()["codraw_neural_drawer"]
-        assert spec.game_id == "codraw_v1" and spec.role == "drawer"
-        assert spec.fallback == "codraw_rule_drawer" and spec.queue_name == "model.codraw_neural_drawer"
-    finally:
-        monkeypatch.delenv("GT_MODELS_FILE")
-        registry.all_agents.cache_clear()
-        registry._built.clear()
 
 
 def test_the_committed_checkpoint_draws_held_out_scenes_well():

@@ -5,12 +5,10 @@ messages, the game ends, Table 1 rows, the models.toml example."""
 from __future__ import annotations
 
 import copy
-import re
 
 import pytest
 import torch
 
-from agents import registry
 from games.codraw import content as codraw_content
 from games.codraw import neural_data, neural_eval, neural_teller_train, rules
 from games.codraw.actions import SCHEMA
@@ -136,24 +134,6 @@ def test_act_batch_of_n_equals_n_single_acts_in_one_forward_pass(tiny):
                                    for k in range(MAX_MESSAGES_PER_PIECE * len(turns[0]["target"]))]}
     calls.clear()
     assert agent.act_batch([peeking, chatty]) == [{"type": "close_peek"}, {"type": "end"}] and not calls
-
-
-def test_the_models_toml_teller_example_is_valid_once_uncommented(tmp_path, monkeypatch):
-    text = (ROOT / "models" / "models.toml").read_text()
-    lines = [line[2:] for line in text.splitlines() if re.match(r"^# (\[\[agent\]\]|[a-z_0-9]+ = )", line)]
-    path = tmp_path / "models.toml"
-    path.write_text("\n".join(lines))
-    monkeypatch.setenv("GT_MODELS_FILE", str(path))
-    registry.all_agents.cache_clear()
-    registry._built.clear()
-    try:
-        spec = registry.all_agents()["codraw_neural_teller"]
-        assert spec.game_id == "codraw_v1" and spec.role == "teller"
-        assert spec.fallback == "codraw_rule_teller" and spec.queue_name == "model.codraw_neural_teller"
-    finally:
-        monkeypatch.delenv("GT_MODELS_FILE")
-        registry.all_agents.cache_clear()
-        registry._built.clear()
 
 
 def test_the_committed_checkpoint_describes_held_out_scenes_well():

@@ -136,6 +136,15 @@ def test_a_bad_file_stops_django_at_start_up(tmp_path):
     assert done.returncode == 0, done.stderr
 
 
+NEURAL_EXAMPLES = {   # the commented entries of models/models.toml: agent -> (game, role, fallback)
+    "colors_neural_listener": ("colors_v1", "listener", "colors_literal_listener"),
+    "colors_neural_speaker": ("colors_v1", "speaker", "colors_lexicon_speaker"),
+    "codraw_neural_drawer": ("codraw_v1", "drawer", "codraw_rule_drawer"),
+    "codraw_neural_teller": ("codraw_v1", "teller", "codraw_rule_teller"),
+    "guesswhich_neural_alice": ("guesswhich_v1", "answerer", "alice_exact"),
+}
+
+
 def test_the_example_file_is_valid_once_uncommented(models_file):
     """models/models.toml ships its entries commented out (no checkpoint in git): uncommented, they
     are a valid file for the registry (the families' modules exist, the fallbacks are rule agents)."""
@@ -150,3 +159,8 @@ def test_the_example_file_is_valid_once_uncommented(models_file):
     assert specs["colors_neural_listener"].queue_name == "model.colors_neural_l0"
     assert specs["colors_neural_speaker"].fallback == "colors_lexicon_speaker"
     assert specs["colors_remote_listener"].model.kind == "http"
+    # every neural agent of the project, where its train command writes it
+    for name, (game_id, role, fallback) in NEURAL_EXAMPLES.items():
+        spec = specs[name]
+        assert (spec.game_id, spec.role, spec.fallback) == (game_id, role, fallback), name
+        assert spec.queue_name == f"model.{spec.model.family_key}" and spec.model.checkpoint.endswith(f"/{name}.pt")
