@@ -11,17 +11,10 @@ Screenshots: var/screenshots/codraw-neural-teller*.png."""
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
-import textwrap
-import time
 
-import psutil
 import pytest
-from django.conf import settings
 from playwright.sync_api import expect
 
-from agents import liveness
 from games.codraw import clipart as ca
 from games.codraw.agents import RuleDrawer
 from games.codraw.rules import view_for
@@ -29,9 +22,9 @@ from games.models import Batch, Match, MatchEvent, Seat
 
 from tests.browser.conftest import SCREENS, browser  # noqa: F401  (the fixture)
 from tests.browser.sync import wait_painted, wait_synced
-from tests.browser.test_neural_agent_browser import read_lines, reset_registry
+from tests.browser.model_stack import model_worker_stack, read_lines
 from tests.codraw_ui.test_codraw_browser import drag_from_palette, final_score_from_db
-from tests.conftest import ROOT, child_env, running_server
+from tests.conftest import ROOT
 from tests.platform.factories import lab_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -59,41 +52,9 @@ version = "teller-browser"
 
 @pytest.fixture
 def teller_stack(tmp_path, monkeypatch):
-    """The models file naming the neural Teller (this process, the web server and the worker all
-    read it), uvicorn on the test database and the model worker; yields (base url, timings path)."""
-    if settings.GT_AGENT_MODE != "celery":
-        pytest.skip("needs REDIS_URL and DATABASE_URL (the full stack)")
-    path = tmp_path / "models.toml"
-    path.write_text(textwrap.dedent(ENTRY))
-    monkeypatch.setenv("GT_MODELS_FILE", str(path))
-    reset_registry()
-    from groundtalk_web.celery import app
-
-    with app.connection_for_write() as conn:   # no turn left over from an earlier run
-        conn.default_channel.queue_purge(f"model.{FAMILY}")
-    env = {**child_env(), "GT_MODELS_FILE": str(path)}
-    timings = tmp_path / "timings.jsonl"
-    log = open(ROOT / "var" / "test-codraw-teller-worker.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
-    worker = subprocess.Popen([sys.executable, "manage.py", "model_worker", "--family", FAMILY,
-                               "--no-supervise", "--timings", str(timings)],
-                              cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 180
-        while liveness.dead_queues([f"model.{FAMILY}"]):   # heartbeats only once warmed up
-            assert worker.poll() is None, f"the model worker exited with {worker.returncode}"
-            assert time.monotonic() < deadline, "the model worker did not warm up in 180 s"
-            time.sleep(0.2)
-        with running_server(env, "test-codraw-teller-server.log") as url:
-            yield url, timings
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            for child in psutil.Process(worker.pid).children(recursive=True):
-                child.kill()
-            worker.kill()
-        reset_registry()
+    """The neural Teller served by its own model worker; yields (base url, timings path)."""
+    with model_worker_stack(tmp_path, monkeypatch, entry=ENTRY, family=FAMILY, label="codraw-teller") as stack:
+        yield stack
 
 
 def teller_messages(match) -> list[str]:

@@ -8,25 +8,18 @@ fallback acted. Screenshot: var/screenshots/neural-speaker.png."""
 from __future__ import annotations
 
 import hashlib
-import json
-import subprocess
-import sys
-import textwrap
-import time
 
-import psutil
 import pytest
-from django.conf import settings
 from playwright.sync_api import expect
 
-from agents import liveness, registry
 from agents.registry import agent_instance
 from games.colors.rules import view_for
 from games.models import Batch, Match, MatchEvent, Seat
 
 from tests.browser.conftest import SCREENS, browser  # noqa: F401  (the fixture)
+from tests.browser.model_stack import model_worker_stack, read_lines
 from tests.browser.sync import wait_painted, wait_synced
-from tests.conftest import ROOT, child_env, running_server
+from tests.conftest import ROOT
 from tests.platform.factories import lab_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -51,52 +44,12 @@ version = "l0-browser"
 """
 
 
-def reset_registry() -> None:
-    registry.all_agents.cache_clear()
-    registry._built.clear()
-
-
-def read_lines(path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-
-
 @pytest.fixture
 def neural_stack(tmp_path, monkeypatch):
-    """The models file naming the neural listener (this process, the web server and the worker all
-    read it), uvicorn on the test database and the model worker; yields (base url, timings path)."""
-    if settings.GT_AGENT_MODE != "celery":
-        pytest.skip("needs REDIS_URL and DATABASE_URL (the full stack)")
-    path = tmp_path / "models.toml"
-    path.write_text(textwrap.dedent(ENTRY))
-    monkeypatch.setenv("GT_MODELS_FILE", str(path))
-    reset_registry()
-    from groundtalk_web.celery import app
-
-    with app.connection_for_write() as conn:   # no turn left over from an earlier run
-        conn.default_channel.queue_purge("model.colors_neural_l0_browser")
-    env = {**child_env(), "GT_MODELS_FILE": str(path)}
-    timings = tmp_path / "timings.jsonl"
-    log = open(ROOT / "var" / "test-neural-worker.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
-    worker = subprocess.Popen([sys.executable, "manage.py", "model_worker", "--family", "colors_neural_l0_browser",
-                               "--no-supervise", "--timings", str(timings)],
-                              cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 180
-        while liveness.dead_queues(["model.colors_neural_l0_browser"]):   # heartbeats only once warmed up
-            assert worker.poll() is None, f"the model worker exited with {worker.returncode}"
-            assert time.monotonic() < deadline, "the model worker did not warm up in 180 s"
-            time.sleep(0.2)
-        with running_server(env, "test-neural-server.log") as url:
-            yield url, timings
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            for child in psutil.Process(worker.pid).children(recursive=True):
-                child.kill()
-            worker.kill()
-        reset_registry()
+    """The neural listener served by its own model worker; yields (base url, timings path)."""
+    with model_worker_stack(tmp_path, monkeypatch, entry=ENTRY, family="colors_neural_l0_browser",
+                            label="neural") as stack:
+        yield stack
 
 
 def test_a_person_plays_the_neural_listener_served_by_a_model_worker(neural_stack, browser):  # noqa: F811

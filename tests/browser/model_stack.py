@@ -1,0 +1,67 @@
+"""The stack a person plays a model agent on in the browser tests: a models file of the test's own
+naming the agent (this process, the web server and the worker all read it, ``GT_MODELS_FILE``), a
+real ``manage.py model_worker`` process for its family (with its timings log), warmed up before the
+test starts (its queue heartbeats only then), and uvicorn on the test database."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from contextlib import contextmanager
+
+import psutil
+import pytest
+from django.conf import settings
+
+from agents import liveness, registry
+from tests.conftest import ROOT, child_env, running_server
+
+
+def reset_registry() -> None:
+    registry.all_agents.cache_clear()
+    registry._built.clear()
+
+
+def read_lines(path) -> list[dict]:
+    """The worker's timing lines (JSON per line)."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+@contextmanager
+def model_worker_stack(tmp_path, monkeypatch, *, entry: str, family: str, label: str):
+    """Yield (base url, timings path) with the agent of ``entry`` (one ``[[agent]]`` table of the
+    family ``family``) served by its own model worker; ``label`` names the logs in var/."""
+    if settings.GT_AGENT_MODE != "celery":
+        pytest.skip("needs REDIS_URL and DATABASE_URL (the full stack)")
+    path = tmp_path / "models.toml"
+    path.write_text(textwrap.dedent(entry))
+    monkeypatch.setenv("GT_MODELS_FILE", str(path))
+    reset_registry()
+    from groundtalk_web.celery import app
+
+    with app.connection_for_write() as conn:   # no turn left over from an earlier run
+        conn.default_channel.queue_purge(f"model.{family}")
+    env = {**child_env(), "GT_MODELS_FILE": str(path)}
+    timings = tmp_path / "timings.jsonl"
+    log = open(ROOT / "var" / f"test-{label}-worker.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
+    worker = subprocess.Popen([sys.executable, "manage.py", "model_worker", "--family", family, "--no-supervise",
+                               "--timings", str(timings)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 180
+        while liveness.dead_queues([f"model.{family}"]):   # heartbeats only once warmed up
+            assert worker.poll() is None, f"the model worker exited with {worker.returncode}"
+            assert time.monotonic() < deadline, "the model worker did not warm up in 180 s"
+            time.sleep(0.2)
+        with running_server(env, f"test-{label}-server.log") as url:
+            yield url, timings
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            for child in psutil.Process(worker.pid).children(recursive=True):
+                child.kill()
+            worker.kill()
+        reset_registry()
