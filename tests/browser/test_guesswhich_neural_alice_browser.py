@@ -1,0 +1,140 @@
+"""A person (the questioner) plays GuessWhich in headless Chromium at 1366x768 against the neural
+ALICE (games/guesswhich/neural_agents.py ``NeuralAliceAgent``) served by a real ``manage.py
+model_worker`` process (tests/browser/model_stack.py). Its checkpoint is not in git: a small one is
+trained here with the project's own training (games/guesswhich/neural_train.py). The batch is
+entered through the lobby with a signed lab link; each round the person asks a question, reads
+the model's answer in the chat and picks a best guess; then finds the secret image and rates the
+answers. Every answer comes from the model (the worker's timing log, no fallback) and is one of
+its answer vocabulary, the seat records the checkpoint's sha256 and version, and the rank shown
+is the server's. Screenshot: var/screenshots/guesswhich-neural-alice.png."""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+import torch
+
+from games.guesswhich import neural_train
+from games.guesswhich.neural import load_checkpoint
+from games.guesswhich.neural_agents import ANSWER_MAX
+from games.guesswhich.rules import C as GW
+from games.models import Batch, Match, MatchEvent, Seat
+
+from tests.browser.conftest import SCREENS, browser  # noqa: F401  (the fixture)
+from tests.browser.model_stack import model_worker_stack, read_lines
+from tests.browser.sync import wait_painted
+from tests.platform.factories import lab_url
+
+pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
+
+SHOTS = SCREENS.parent / "screenshots"
+FAMILY = "guesswhich_neural_alice_browser"
+ROUNDS = 3
+QUESTIONS = ["How many objects are there?", "Is there a red thing?", "What shape is the leftmost thing?"]
+
+
+def thumb(image_id: str) -> str:
+    return f'.thumb[data-id="{image_id}"]'
+
+
+@pytest.fixture(scope="module")
+def alice_checkpoint(tmp_path_factory):
+    """A small neural ALICE, trained here on the project's generated dialogs."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        result = neural_train.train(dialogs=150, epochs=3, seed=5, hidden=32, embed=16, val_dialogs=20,
+                                    progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    path = tmp_path_factory.mktemp("alice") / "guesswhich_neural_alice.pt"
+    result.save(path)
+    return path
+
+
+@pytest.fixture
+def alice_stack(tmp_path, monkeypatch, alice_checkpoint):
+    entry = f"""
+    [[agent]]
+    name = "guesswhich_neural_alice"
+    game_id = "guesswhich_v1"
+    role = "answerer"
+    family = "games.guesswhich.neural_agents:NeuralAliceAgent"
+    family_key = "{FAMILY}"
+    checkpoint = "{alice_checkpoint}"
+    device = "cpu"
+    batch_size = 8
+    wait_ms = 5
+    timeout_s = 60
+    fallback = "alice_exact"
+    version = "alice-browser"
+    """
+    with model_worker_stack(tmp_path, monkeypatch, entry=entry, family=FAMILY, label="guesswhich-alice") as stack:
+        yield stack
+
+
+def test_a_person_plays_guesswhich_with_the_neural_alice_served_by_a_model_worker(alice_stack, alice_checkpoint,
+                                                                                  browser):  # noqa: F811
+    base, timings = alice_stack
+    sha = hashlib.sha256(alice_checkpoint.read_bytes()).hexdigest()
+    assert read_lines(timings)[0]["event"] == "ready" and read_lines(timings)[0]["sha256"] == sha
+    answers = {a[:ANSWER_MAX] for a in load_checkpoint(alice_checkpoint).answers}   # as the agent sends them
+    batch = Batch.objects.create(
+        slug="neural-alice", title="GuessWhich with a neural ALICE", game_id="guesswhich_v1",
+        pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["questioner"],
+        agents={"answerer": "guesswhich_neural_alice"}, config={"rounds": ROUNDS}, max_wait_s=60)
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+
+    page.goto(base + lab_url(batch, "cai"))
+    page.click("#agree")
+    page.click("#ready")
+    page.wait_for_url("**/m/**", timeout=30000)   # paired with the model at once
+    match = Match.objects.get(batch=batch)
+    secret, pool = match.state["secret_id"], match.state["pool_ids"]
+    wrong = [i for i in pool if i != secret]
+    for k, question in enumerate(QUESTIONS, start=1):
+        page.wait_for_selector("#askinput:enabled", timeout=30000)
+        page.fill("#askinput", question)
+        page.click("#ask")
+        page.wait_for_selector(f".msg.a >> nth={k - 1}", timeout=60000)   # the model's answer, via the worker
+        if k == 2:
+            wait_painted(page)
+            page.screenshot(path=str(SHOTS / "guesswhich-neural-alice.png"))
+        page.click(thumb(wrong[k - 1]))
+        page.wait_for_selector(f".msg.guess >> nth={k - 1}")
+    page.wait_for_selector("text=until you find the secret one")
+    page.click(thumb(wrong[0]))                   # one wrong final click, then the secret
+    page.wait_for_selector(f"{thumb(wrong[0])}.ruled")
+    page.click(thumb(secret))
+    page.wait_for_selector("#rank")
+    match.refresh_from_db()
+    assert match.outcome["found"] and match.outcome["rank"] == 2
+    assert page.inner_text("#rank") == "2"
+    for i, key in enumerate(GW.RATING_KEYS):
+        page.click(f'.rating-row[data-key="{key}"] label:nth-child({1 + i % 5}) span')
+    page.click("#fb-submit")
+    page.wait_for_selector("#finished:not([hidden])")
+    ctx.close()
+    assert errors == [], errors
+
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED
+    dialog = match.state["dialog"]
+    assert [d["question"] for d in dialog] == QUESTIONS
+    assert all(d["answer"] in answers for d in dialog)          # the model's own answers
+    # every answer is the model's: the worker acted on each question, no fallback
+    assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
+    given = list(MatchEvent.objects.filter(match=match, actor="answerer").exclude(action=None).order_by("seq"))
+    assert len(given) == ROUNDS and all(e.client_action_id.startswith("agent:answerer:") for e in given)
+    acted = [line for line in read_lines(timings)
+             if line.get("event") == "turn" and line.get("match") == str(match.id) and line.get("result") == "acted"]
+    assert len(acted) == ROUNDS
+    seat = Seat.objects.get(match=match, role="answerer")
+    assert seat.agent_name == "guesswhich_neural_alice"
+    assert seat.agent_model["checkpoint_sha256"] == sha and seat.agent_model["version"] == "alice-browser"
+    assert seat.agent_model["family"] == "games.guesswhich.neural_agents:NeuralAliceAgent"
