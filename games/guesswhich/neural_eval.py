@@ -46,9 +46,10 @@ def answer_accuracy(agent, *, dialogs: int, seed: int, train_dialogs: int, train
     return {"majority_answer": top, "per_type": out}
 
 
-def play(content: dict, seed: int, answerer, rounds: int) -> dict:
+def play(content: dict, seed: int, answerer, rounds: int, questioner=None) -> dict:
+    """One game of ``questioner`` (the rule QBot unless given) and ``answerer``; its outcome."""
     state = rules.initial_state(content, seed, {"rounds": rounds})
-    qbot, t = QBot(), 0
+    qbot, t = questioner or QBot(), 0
     while not rules.is_over(state):
         role = rules.to_act(state)[0]
         action = (qbot if role == "questioner" else answerer).act(rules.view_for(state, role))
@@ -57,15 +58,19 @@ def play(content: dict, seed: int, answerer, rounds: int) -> dict:
     return rules.outcome(state)
 
 
-def games(answerers: dict, *, n: int, seed: int, pool_size: int, rounds: int, progress: bool = False) -> dict:
+def games(players: dict, *, n: int, seed: int, pool_size: int, rounds: int, progress: bool = False) -> dict:
+    """The same ``n`` pools and secrets for every entry of ``players`` (name -> answerer, played
+    with the rule QBot, or name -> (questioner, answerer)); mean rank and MRR with bootstrap CIs,
+    and a Mann-Whitney test of each against the first."""
     from tqdm import tqdm
 
     contents = [gw_content.generate(seed + k, {"pool_size": pool_size, "difficulty": "medium"}) for k in range(n)]
-    ranks = {name: [] for name in answerers}
+    ranks = {name: [] for name in players}
     for k in tqdm(range(n), desc="guesswhich games", disable=not progress):
-        for name, answerer in answerers.items():
-            ranks[name].append(play(contents[k], seed + k, answerer, rounds)["rank"])
-    first = next(iter(answerers))
+        for name, pair in players.items():
+            questioner, answerer = pair if isinstance(pair, tuple) else (None, pair)
+            ranks[name].append(play(contents[k], seed + k, answerer, rounds, questioner=questioner)["rank"])
+    first = next(iter(players))
     return {name: {**summarize_ranks(r), "ranks": r,
                    "vs_first": compare_versions(ranks[first], r) if name != first else None}
             for name, r in ranks.items()}
@@ -92,6 +97,18 @@ def markdown(report: dict) -> str:
         p = "-" if row["vs_first"] is None else _f(row["vs_first"]["p_value"], 4)
         lines.append(f"| {name} | {_f(mr['value'], 2)} [{_f(mr['ci95'][0], 2)}, {_f(mr['ci95'][1], 2)}] "
                      f"| {_f(rr['value'])} [{_f(rr['ci95'][0])}, {_f(rr['ci95'][1])}] | {p} |")
+    if report.get("questioners"):
+        q = report["questioners"]
+        first = next(iter(q))
+        lines += ["", f"Questioners with the grounded ALICE answering (alice_exact), the same pools, {report['rounds']} "
+                  f"rounds, {report['n_games']} games. The rule QBot's answer model is the grounded ALICE's own "
+                  "executor (a home advantage); the neural QBot's is the neural ALICE network above.", "",
+                  f"| questioner | mean rank (95% CI) | MRR (95% CI) | Mann-Whitney vs {first} (p) |", "|---|---|---|---|"]
+        for name, row in q.items():
+            mr, rr = row["mean_rank"], row["mrr"]
+            p = "-" if row["vs_first"] is None else _f(row["vs_first"]["p_value"], 4)
+            lines.append(f"| {name} | {_f(mr['value'], 2)} [{_f(mr['ci95'][0], 2)}, {_f(mr['ci95'][1], 2)}] "
+                         f"| {_f(rr['value'])} [{_f(rr['ci95'][0])}, {_f(rr['ci95'][1])}] | {p} |")
     return "\n".join(lines) + "\n"
 
 

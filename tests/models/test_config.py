@@ -142,7 +142,9 @@ NEURAL_EXAMPLES = {   # the commented entries of models/models.toml: agent -> (g
     "codraw_neural_drawer": ("codraw_v1", "drawer", "codraw_rule_drawer"),
     "codraw_neural_teller": ("codraw_v1", "teller", "codraw_rule_teller"),
     "guesswhich_neural_alice": ("guesswhich_v1", "answerer", "alice_exact"),
+    "guesswhich_neural_qbot": ("guesswhich_v1", "questioner", "qbot"),
 }
+CHECKPOINT_OF = {"guesswhich_neural_qbot": "guesswhich_neural_alice"}   # its answer model is ALICE's network
 
 
 def test_the_example_file_is_valid_once_uncommented(models_file):
@@ -163,4 +165,5 @@ def test_the_example_file_is_valid_once_uncommented(models_file):
     for name, (game_id, role, fallback) in NEURAL_EXAMPLES.items():
         spec = specs[name]
         assert (spec.game_id, spec.role, spec.fallback) == (game_id, role, fallback), name
-        assert spec.queue_name == f"model.{spec.model.family_key}" and spec.model.checkpoint.endswith(f"/{name}.pt")
+        assert spec.queue_name == f"model.{spec.model.family_key}"
+        assert spec.model.checkpoint.endswith(f"/{CHECKPOINT_OF.get(name, name)}.pt")

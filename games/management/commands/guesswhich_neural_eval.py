@@ -40,7 +40,9 @@ class Command(BaseCommand):
 
         from games.clevr.alice import make_alice
         from games.guesswhich import neural_eval
+        from games.clevr.qbot import QBot
         from games.guesswhich.neural_agents import NeuralAliceAgent
+        from games.guesswhich.neural_qbot import NeuralQBot
 
         if not Path(opts["alice"]).is_file():
             raise CommandError(f"No checkpoint at {opts['alice']}; train one with "
@@ -60,8 +62,15 @@ class Command(BaseCommand):
                      "alice_weak (weaker colour vision)": make_alice("alice_weak")}
         games = neural_eval.games(answerers, n=opts["games"], seed=opts["seed"], pool_size=opts["pool_size"],
                                   rounds=opts["rounds"], progress=opts["verbosity"] > 0)
-        report = {"accuracy": accuracy, "games": games, "pool_size": opts["pool_size"], "rounds": opts["rounds"],
-                  "n_games": opts["games"], "checkpoint_sha256": agent.checkpoint_sha256}
+        grounded = make_alice("alice_exact")
+        questioners = neural_eval.games(
+            {"qbot_random (random questions and guesses)": (QBot(name="qbot_random", strategy="random"), grounded),
+             "neural QBot": (NeuralQBot.load(opts["alice"], opts["device"]), grounded),
+             "qbot (rule, information gain)": (QBot(), grounded)},
+            n=opts["games"], seed=opts["seed"], pool_size=opts["pool_size"], rounds=opts["rounds"],
+            progress=opts["verbosity"] > 0)
+        report = {"accuracy": accuracy, "games": games, "questioners": questioners, "pool_size": opts["pool_size"],
+                  "rounds": opts["rounds"], "n_games": opts["games"], "checkpoint_sha256": agent.checkpoint_sha256}
         table = neural_eval.markdown(report)
         header = (f"Checkpoint `{Path(opts['alice']).name}` sha256 `{agent.checkpoint_sha256}`. Command: "
                   f"`python manage.py guesswhich_neural_eval --dialogs {opts['dialogs']} --games {opts['games']} "
