@@ -1,0 +1,155 @@
+"""A person (the answerer) plays GuessWhich in headless Chromium at 1366x768 against the neural
+QBot (games/guesswhich/neural_qbot.py ``NeuralQBot``) served by a real ``manage.py model_worker``
+process (tests/browser/model_stack.py). Its answer model is a neural ALICE checkpoint, not in git:
+a small one is trained here with the project's own training (games/guesswhich/neural_train.py).
+The batch is entered through the lobby with a signed lab link; each round the person reads the
+model's question on the page and answers it truthfully about the secret image (what the exact
+ALICE says of its scene); the model then guesses its way to the secret and skips the feedback.
+Every questioner move comes from the model (the worker's timing log, no fallback), the seat records
+the checkpoint's sha256 and the family, and the bonus the page shows at the end is the server's.
+Screenshot: var/screenshots/guesswhich-neural-qbot.png."""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+import torch
+
+from games.clevr.alice import make_alice
+from games.guesswhich import neural_train
+from games.guesswhich.rules import view_for
+from games.models import Batch, Match, MatchEvent, Seat
+
+from tests.browser.conftest import SCREENS
+from tests.browser.model_stack import model_worker_stack, read_lines
+from tests.browser.sync import wait_painted, wait_synced
+from tests.platform.factories import lab_url
+
+pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
+
+SHOTS = SCREENS.parent / "screenshots"
+FAMILY_KEY = "guesswhich_neural_qbot_browser"
+FAMILY = "games.guesswhich.neural_qbot:NeuralQBot"
+ROUNDS = 3
+
+# The person's turn has come once the page shows the k-th question as pending with the box enabled.
+QUESTION_DUE = """k => {
+  const input = document.getElementById("answerinput"), pending = document.getElementById("pending");
+  return !input.disabled && !pending.hidden && document.getElementById("pending-text").textContent.length > 0
+    && document.querySelectorAll("#chat .msg.q").length === k;
+}"""
+
+
+@pytest.fixture(scope="module")
+def alice_checkpoint(tmp_path_factory):
+    """A small neural ALICE (the QBot's answer model), trained here on the project's generated dialogs."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        result = neural_train.train(dialogs=150, epochs=3, seed=5, hidden=32, embed=16, val_dialogs=20,
+                                    progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    path = tmp_path_factory.mktemp("qbot") / "guesswhich_neural_alice.pt"
+    result.save(path)
+    return path
+
+
+@pytest.fixture
+def qbot_stack(tmp_path, monkeypatch, alice_checkpoint):
+    entry = f"""
+    [[agent]]
+    name = "guesswhich_neural_qbot"
+    game_id = "guesswhich_v1"
+    role = "questioner"
+    family = "{FAMILY}"
+    family_key = "{FAMILY_KEY}"
+    checkpoint = "{alice_checkpoint}"
+    device = "cpu"
+    batch_size = 8
+    wait_ms = 5
+    timeout_s = 60
+    fallback = "qbot"
+    version = "qbot-browser"
+    """
+    with model_worker_stack(tmp_path, monkeypatch, entry=entry, family=FAMILY_KEY, label="guesswhich-qbot") as stack:
+        yield stack
+
+
+def test_a_person_answers_the_neural_qbot_served_by_a_model_worker(qbot_stack, alice_checkpoint,
+                                                                   browser):
+    base, timings = qbot_stack
+    sha = hashlib.sha256(alice_checkpoint.read_bytes()).hexdigest()
+    assert read_lines(timings)[0]["event"] == "ready" and read_lines(timings)[0]["sha256"] == sha
+    truthful = make_alice("alice_exact")          # what the person says of the secret scene
+    batch = Batch.objects.create(
+        slug="neural-qbot", title="GuessWhich with a neural QBot", game_id="guesswhich_v1",
+        pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["answerer"],
+        agents={"questioner": "guesswhich_neural_qbot"}, config={"rounds": ROUNDS}, max_wait_s=60)
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+
+    page.goto(base + lab_url(batch, "ann"))
+    page.click("#agree")
+    page.click("#ready")
+    page.wait_for_url("**/m/**", timeout=30000)   # paired with the model at once
+    match = Match.objects.get(batch=batch)
+    seen, given = [], []
+    for k in range(1, ROUNDS + 1):
+        page.wait_for_function(QUESTION_DUE, arg=k, timeout=60000)   # the model's question, via the worker
+        wait_synced(page, match.id)
+        question = page.inner_text("#pending-text")
+        assert page.inner_text(f"#chat .msg.q >> nth={k - 1} >> .text") == question
+        match.refresh_from_db()
+        view = view_for(match.state, "answerer")
+        assert view["expects"] == "answer" and view["round"] == k and view["pending_question"] == question
+        answer = truthful.act(view)["text"]
+        if k == 2:
+            wait_painted(page)
+            page.screenshot(path=str(SHOTS / "guesswhich-neural-qbot.png"))
+        page.fill("#answerinput", answer)
+        page.click("#answer")
+        page.wait_for_selector(f"#chat .msg.a >> nth={k - 1}")
+        seen.append(question)
+        given.append(answer)
+    # the model guesses after the last answer until it finds the secret, then skips the feedback
+    page.wait_for_selector("#finished:not([hidden])", timeout=60000)
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED
+    wait_synced(page, match.id)
+    assert page.inner_text("#bonus-final") == str(match.outcome["bonus"])     # the server's, as shown
+    assert page.inner_text("#prompt") == "The game is over. Thank you!"
+    assert page.locator("#chat .msg.q .text").all_inner_texts() == seen
+    assert page.locator("#chat .msg.a .text").all_inner_texts() == given
+    assert page.locator("#answerform").is_hidden()
+    ctx.close()
+    assert errors == [], errors
+
+    outcome = match.outcome
+    dialog = match.state["dialog"]
+    assert [d["question"] for d in dialog] == seen and [d["answer"] for d in dialog] == given
+    assert outcome["found"] and outcome["rounds_played"] == ROUNDS
+    assert outcome["final_clicks"][-1] == match.state["secret_id"]
+    assert len(set(outcome["final_clicks"])) == len(outcome["final_clicks"]) == outcome["rank"]
+    assert outcome["feedback"] == {"skipped": True, "by": "questioner"}
+    # every questioner move is the model's: asks and best guesses per round, final clicks up to the
+    # secret, then the skipped feedback; no fallback acted
+    assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
+    moves = list(MatchEvent.objects.filter(match=match, actor="questioner").exclude(action=None).order_by("seq"))
+    assert all(e.client_action_id.startswith("agent:questioner:") for e in moves)
+    assert [e.action["type"] for e in moves] == (["ask", "guess"] * ROUNDS + ["guess"] * outcome["rank"]
+                                                 + ["skip_feedback"])
+    assert [e.action["text"] for e in moves if e.action["type"] == "ask"] == seen
+    guesses = [e.action["image_id"] for e in moves if e.action["type"] == "guess"]
+    assert guesses == outcome["round_guesses"] + outcome["final_clicks"]
+    acted = [line for line in read_lines(timings)
+             if line.get("event") == "turn" and line.get("match") == str(match.id) and line.get("result") == "acted"]
+    assert len(acted) == len(moves) == 2 * ROUNDS + outcome["rank"] + 1
+    seat = Seat.objects.get(match=match, role="questioner")
+    assert seat.agent_name == "guesswhich_neural_qbot"
+    assert seat.agent_model["checkpoint_sha256"] == sha and seat.agent_model["version"] == "qbot-browser"
+    assert seat.agent_model["family"] == FAMILY
