@@ -113,7 +113,14 @@ class NeuralAlice(nn.Module):
                                         nn.Linear(2 * h, cfg.n_answers))
 
     def forward(self, q_ids, q_len, h_ids, h_len, objects, mask):
-        context = torch.cat([self.question(q_ids, q_len), self.history(h_ids, h_len)], dim=-1)   # (B, 4H)
+        return self.head(self.context(q_ids, q_len, h_ids, h_len), objects, mask)
+
+    def context(self, q_ids, q_len, h_ids, h_len):
+        """(B, 4H): the question and the dialog history encoded (what does not depend on the image)."""
+        return torch.cat([self.question(q_ids, q_len), self.history(h_ids, h_len)], dim=-1)
+
+    def head(self, context, objects, mask):
+        """Log-probabilities of the answers for each context row and the scene of the same row."""
         obj = self.objects(objects)                                                               # (B, N, H)
         joint = torch.tanh(obj * self.query(context).unsqueeze(1))                                # (B, N, H)
         scores = self.att(joint).squeeze(-1).masked_fill(~mask, -1e9)
@@ -131,6 +138,31 @@ def encode_batch(vocab: Vocabulary, items: list[dict], device) -> tuple:
                               for it in items], device)
     objects, mask = scene_batch([it["scene"] for it in items], device)
     return q_ids, q_len, h_ids, h_len, objects, mask
+
+
+def pool_tensors(pools: list[list[dict]], device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(G, P, N, OBJECT_DIM) features and (G, P, N) mask of ``pools`` (lists of scenes, all of size P)."""
+    objects, mask = scene_batch([scene for pool in pools for scene in pool], device)
+    return objects.view(len(pools), len(pools[0]), *objects.shape[1:]), mask.view(len(pools), len(pools[0]), -1)
+
+
+def pool_log_probs(model: NeuralAlice, vocab: Vocabulary, rows: list[dict], pool_of_row: list[int],
+                   pools: tuple[torch.Tensor, torch.Tensor], device) -> torch.Tensor:
+    """(rows, P, answers) log P(answer | image, question, dialog) of every image of a pool.
+
+    ``rows``: ``{"caption", "history", "question"}``; ``pool_of_row[r]``: which pool of ``pools``
+    (:func:`pool_tensors`) row ``r`` asks about. The text of a row is encoded once and scored
+    against each image (the same numbers as :meth:`NeuralAlice.forward` on one item per image, far
+    fewer GRU steps)."""
+    objects, mask = pools
+    n_pool = objects.shape[1]
+    q_ids, q_len = pad_batch([vocab.encode(r["question"]) for r in rows], device)
+    h_ids, h_len = pad_batch([vocab.encode(history_text(r.get("caption"), r.get("history") or [])) for r in rows],
+                             device)
+    index = torch.tensor(pool_of_row, device=device)
+    ctx = model.context(q_ids, q_len, h_ids, h_len).repeat_interleave(n_pool, dim=0)
+    logp = model.head(ctx, objects[index].flatten(0, 1), mask[index].flatten(0, 1))
+    return logp.view(len(rows), n_pool, -1)
 
 
 def answer_vocabulary(answers: list[str], min_count: int = 3) -> list[str]:

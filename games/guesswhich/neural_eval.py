@@ -58,10 +58,12 @@ def play(content: dict, seed: int, answerer, rounds: int, questioner=None) -> di
     return rules.outcome(state)
 
 
-def games(players: dict, *, n: int, seed: int, pool_size: int, rounds: int, progress: bool = False) -> dict:
+def games(players: dict, *, n: int, seed: int, pool_size: int, rounds: int, progress: bool = False,
+          against: dict | None = None) -> dict:
     """The same ``n`` pools and secrets for every entry of ``players`` (name -> answerer, played
     with the rule QBot, or name -> (questioner, answerer)); mean rank and MRR with bootstrap CIs,
-    and a Mann-Whitney test of each against the first."""
+    and a Mann-Whitney test of each against the first (``vs_first``), or against the entry
+    ``against[name]`` names (``vs``)."""
     from tqdm import tqdm
 
     contents = [gw_content.generate(seed + k, {"pool_size": pool_size, "difficulty": "medium"}) for k in range(n)]
@@ -71,9 +73,12 @@ def games(players: dict, *, n: int, seed: int, pool_size: int, rounds: int, prog
             questioner, answerer = pair if isinstance(pair, tuple) else (None, pair)
             ranks[name].append(play(contents[k], seed + k, answerer, rounds, questioner=questioner)["rank"])
     first = next(iter(players))
-    return {name: {**summarize_ranks(r), "ranks": r,
-                   "vs_first": compare_versions(ranks[first], r) if name != first else None}
-            for name, r in ranks.items()}
+    out = {name: {**summarize_ranks(r), "ranks": r,
+                  "vs_first": compare_versions(ranks[first], r) if name != first else None}
+           for name, r in ranks.items()}
+    for name, other in (against or {}).items():
+        out[name]["vs"] = {"name": other, **compare_versions(ranks[other], ranks[name])}
+    return out
 
 
 def _f(x, d=3) -> str:
@@ -109,7 +114,64 @@ def markdown(report: dict) -> str:
             p = "-" if row["vs_first"] is None else _f(row["vs_first"]["p_value"], 4)
             lines.append(f"| {name} | {_f(mr['value'], 2)} [{_f(mr['ci95'][0], 2)}, {_f(mr['ci95'][1], 2)}] "
                          f"| {_f(rr['value'])} [{_f(rr['ci95'][0])}, {_f(rr['ci95'][1])}] | {p} |")
+    if report.get("cooperative"):
+        lines += ["", cooperative_markdown(report["cooperative"], report)]
     return "\n".join(lines) + "\n"
+
+
+def cooperative_markdown(coop: dict, report: dict) -> str:
+    """The cooperative fine-tune's table: each pair's mean rank and MRR, each fine-tuned pair
+    tested against its supervised counterpart, and ALICE's agreement with the grounded ALICE."""
+    args = coop["training"]
+    lines = [f"Cooperative fine-tune (games/guesswhich/neural_coop.py: {args['epochs']} epochs over "
+             f"{args['games']} generated games, pool of {args['pool_size']}, {args['rounds']} rounds, anchor "
+             f"{args['anchor']}), evaluated on the pools above ({report['rounds']} rounds, {report['n_games']} games; "
+             "the fine-tune's games are other scenes).", "",
+             "| questioner + answerer | mean rank (95% CI) | MRR (95% CI) | Mann-Whitney (p) |", "|---|---|---|---|"]
+    for name, row in coop["pairs"].items():
+        mr, rr = row["mean_rank"], row["mrr"]
+        p = f"vs {row['vs']['name']}: {_f(row['vs']['p_value'], 4)}" if row.get("vs") else "-"
+        lines.append(f"| {name} | {_f(mr['value'], 2)} [{_f(mr['ci95'][0], 2)}, {_f(mr['ci95'][1], 2)}] "
+                     f"| {_f(rr['value'])} [{_f(rr['ci95'][0])}, {_f(rr['ci95'][1])}] | {p} |")
+    agree = coop["agreement"]
+    lines += ["", "ALICE's answers agreeing with the grounded ALICE on the held-out rounds: supervised "
+              f"{_f(agree['supervised']['accuracy'])} [{_f(agree['supervised']['ci95'][0])}, "
+              f"{_f(agree['supervised']['ci95'][1])}], cooperative {_f(agree['cooperative']['accuracy'])} "
+              f"[{_f(agree['cooperative']['ci95'][0])}, {_f(agree['cooperative']['ci95'][1])}]."]
+    return "\n".join(lines)
+
+
+def plot_cooperative(coop: dict, report: dict, path) -> None:
+    """Left: the fine-tune's held-out mean rank per epoch (greedy self-play); right: each pair's
+    mean rank with its 95% CI on the evaluation pools."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_t, ax_p) = plt.subplots(1, 2, figsize=(10, 3.6))
+    history = coop["history"]
+    ax_t.plot([h["epoch"] for h in history], [h["val_mean_rank"] for h in history], marker="o")
+    ax_t.axhline(coop["training"]["chance_rank"], color="grey", linestyle="--", label="chance")
+    ax_t.set_xlabel("epoch (0: the supervised start)")
+    ax_t.set_ylabel("mean rank, held-out self-play")
+    ax_t.set_title(f"fine-tune (pool {coop['training']['pool_size']}, {coop['training']['rounds']} rounds)")
+    ax_t.legend(fontsize=8)
+    pairs = coop["pairs"]
+    names = list(pairs)
+    mr = [pairs[k]["mean_rank"]["value"] for k in names]
+    err = [[m - pairs[k]["mean_rank"]["ci95"][0] for m, k in zip(mr, names)],
+           [pairs[k]["mean_rank"]["ci95"][1] - m for m, k in zip(mr, names)]]
+    colors = ["tab:orange" if "cooperative" in k else "tab:blue" for k in names]
+    ax_p.barh(range(len(names)), mr, xerr=err, color=colors)
+    ax_p.set_yticks(range(len(names)), names, fontsize=7)
+    ax_p.invert_yaxis()
+    ax_p.axvline((report["pool_size"] + 1) / 2, color="grey", linestyle="--")
+    ax_p.set_xlabel("mean rank of the secret (lower is better)")
+    ax_p.set_title(f"evaluation pools ({report['n_games']} games)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def plot(report: dict, path) -> None:

@@ -36,6 +36,37 @@ def question_turn(view: dict) -> bool:
     return view.get("role") == "questioner" and bool(view.get("your_turn"))
 
 
+def candidates_for(dialog: list[dict], caption: str | None, *, seed: int, limit: int) -> list[str]:
+    """The questions the QBot weighs: the CLEVR-Dialog templates for this dialog
+    (``candidate_questions``) not asked yet, in a seeded order, at most ``limit``."""
+    asked = {d["question"] for d in dialog}
+    cands = [q for q, _ in candidate_questions(dialog, caption) if q not in asked]
+    random.Random(f"{seed}:{caption}:{len(dialog)}").shuffle(cands)
+    return cands[:limit] or ["How many objects are in the image?"]
+
+
+def information_gain(belief: torch.Tensor, logp: torch.Tensor) -> torch.Tensor:
+    """Per candidate question, the mutual information between its answer and the image.
+
+    ``belief``: (n,) unnormalised log-belief over the pool; ``logp``: (candidates, n, answers)
+    log P(answer | image, question). Returns (candidates,) ``sum_i b(i) KL(P(.|i) || P(.))``
+    with ``P(a) = sum_i b(i) P(a|i)``, in nats."""
+    b = torch.softmax(belief, dim=-1).unsqueeze(0).unsqueeze(-1)           # (1, n, 1)
+    p_a_i = logp.exp()                                                      # (k, n, answers)
+    p_a = (b * p_a_i).sum(dim=1, keepdim=True)                              # (k, 1, answers)
+    return (b * p_a_i * (torch.log(p_a_i + 1e-12) - torch.log(p_a + 1e-12))).sum(dim=(1, 2))
+
+
+def best_index(gains: torch.Tensor) -> int:
+    """The first candidate of the largest gain (ties within 1e-9 go to the earlier one)."""
+    values = gains.tolist()
+    best = 0
+    for k, g in enumerate(values):
+        if g > values[best] + 1e-9:
+            best = k
+    return best
+
+
 class NeuralQBot:
     """The questioner over a ``guesswhich_neural_alice`` checkpoint (its answer model)."""
 
@@ -103,10 +134,7 @@ class NeuralQBot:
                       for _, scene in pool]
         cands = []
         if view.get("expects") == "question":
-            asked = {d["question"] for d in dialog}
-            cands = [q for q, _ in candidate_questions(dialog, caption) if q not in asked]
-            random.Random(f"{self.seed}:{caption}:{len(dialog)}").shuffle(cands)
-            cands = cands[:self.candidates] or ["How many objects are in the image?"]
+            cands = candidates_for(dialog, caption, seed=self.seed, limit=self.candidates)
             history = [(d["question"], d["answer"]) for d in answered]
             for q in cands:
                 items += [{"scene": scene, "caption": caption, "history": history, "question": q} for _, scene in pool]
@@ -122,16 +150,9 @@ class NeuralQBot:
             if answer is not None:
                 belief = belief + rows[:, answer]
         if plan["expects"] == "question":
-            b = torch.softmax(belief, dim=0)                                   # (n,)
-            best, best_gain = plan["cands"][0], -1.0
-            for q in plan["cands"]:
-                p_a_i = logp[at:at + n].exp()                                   # (n, answers)
-                at += n
-                p_a = (b.unsqueeze(1) * p_a_i).sum(dim=0)                        # (answers,)
-                gain = float((b.unsqueeze(1) * p_a_i * (torch.log(p_a_i + 1e-12) - torch.log(p_a + 1e-12))).sum())
-                if gain > best_gain + 1e-9:
-                    best, best_gain = q, gain
-            return {"type": "ask", "text": best}
+            k = len(plan["cands"])
+            gains = information_gain(belief, logp[at:at + k * n].reshape(k, n, -1))
+            return {"type": "ask", "text": plan["cands"][best_index(gains)]}
         order = sorted(range(n), key=lambda k: -float(belief[k]))
         for k in order:
             image_id = plan["pool"][k][0]

@@ -21,7 +21,7 @@ def test_train_then_evaluate(tmp_path):
     report = tmp_path / "report.json"
     call_command("guesswhich_neural_eval", "--alice", str(ckpt), "--dialogs", "3", "--games", "2",
                  "--pool-size", "5", "--rounds", "2", "--plot", str(tmp_path / "eval.png"),
-                 "--json", str(report), "--verbosity", "0", stdout=out)
+                 "--json", str(report), "--no-coop", "--verbosity", "0", stdout=out)
     table = out.getvalue()
     assert "| all |" in table and "neural ALICE" in table and "alice_exact (grounded)" in table
     data = json.loads(report.read_text())

@@ -5,6 +5,8 @@
     python manage.py train_agent guesswhich_neural_alice [--dialogs 1200 --epochs 6 --threads 1]
     python manage.py train_agent codraw_neural_drawer [--dialogs 300 --epochs 12 --threads 1]
     python manage.py train_agent codraw_neural_teller [--dialogs 300 --epochs 15 --half b --threads 1]
+    python manage.py train_agent guesswhich_coop [--from models/guesswhich/guesswhich_neural_alice.pt \
+        --games 256 --epochs 10 --threads 1]   # writes guesswhich_coop_alice.pt and guesswhich_coop_qbot.pt
 
 Unset options take the kind's recipe (``RECIPES``: what the committed checkpoints were trained with).
 
@@ -18,14 +20,16 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-KINDS = ("colors_neural_listener", "colors_neural_speaker", "guesswhich_neural_alice", "codraw_neural_drawer",
-         "codraw_neural_teller")
+KINDS = ("colors_neural_listener", "colors_neural_speaker", "guesswhich_neural_alice", "guesswhich_coop",
+         "codraw_neural_drawer", "codraw_neural_teller")
 # per kind: the recipe of the committed checkpoints (docs/games/colors_neural.md); flags override
 RECIPES = {
     "colors_neural_listener": {"examples": 12000, "epochs": 8, "hidden": 48, "embed": 32, "lr": 3e-3},
     "colors_neural_speaker": {"examples": 12000, "epochs": 8, "hidden": 64, "embed": 32, "lr": 3e-3},
     # GuessWhich neural ALICE (games/guesswhich/neural*.py, docs/games/guesswhich_neural.md)
     "guesswhich_neural_alice": {"dialogs": 1200, "epochs": 6, "hidden": 64, "embed": 32, "lr": 3e-3},
+    # cooperative fine-tune of ALICE and the QBot's answer model from the supervised ALICE (games/guesswhich/neural_coop.py)
+    "guesswhich_coop": {"games": 256, "epochs": 10, "lr": 1e-3, "batch_size": 32},
     # CoDraw neural Drawer (games/codraw/neural*.py, docs/games/codraw_neural.md)
     "codraw_neural_drawer": {"dialogs": 300, "epochs": 12, "hidden": 64, "embed": 32, "lr": 5e-3},
     # CoDraw neural Teller (games/codraw/neural_teller*.py), training half b (crosstalk with the Drawer's a)
@@ -43,13 +47,21 @@ class Command(BaseCommand):
                             "rounds (recipe: 1200)")
         parser.add_argument("--epochs", type=int, help="recipe: 8")
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--batch-size", type=int, default=64)
+        parser.add_argument("--batch-size", type=int, help="examples (games for guesswhich_coop) per update "
+                            "(recipe: 64; guesswhich_coop 32)")
         parser.add_argument("--lr", type=float, help="Adam learning rate (recipe: 0.003)")
         parser.add_argument("--hidden", type=int, help="GRU size (recipe: listener 48, speaker 64)")
         parser.add_argument("--embed", type=int, help="word embedding size (recipe: 32)")
         parser.add_argument("--out", default="", help="checkpoint path (default models/colors/KIND.pt)")
         parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
         parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+        parser.add_argument("--from", dest="base", default="models/guesswhich/guesswhich_neural_alice.pt",
+                            help="guesswhich_coop: the supervised ALICE checkpoint both bots start from")
+        parser.add_argument("--games", type=int, help="guesswhich_coop: generated games per epoch (recipe: 256)")
+        parser.add_argument("--pool-size", type=int, default=20, help="guesswhich_coop: images per pool")
+        parser.add_argument("--rounds", type=int, default=5, help="guesswhich_coop: dialog rounds per game")
+        parser.add_argument("--anchor", type=float, default=1.0,
+                            help="guesswhich_coop: weight of the supervised anchor loss")
         parser.add_argument("--half", choices=("a", "b"), default="b",
                             help="codraw_neural_teller: the training half of the scenes (the Drawer's is a)")
 
@@ -58,8 +70,8 @@ class Command(BaseCommand):
 
         from games.colors.neural_train import plot_history, train
 
-        for key, value in RECIPES[opts["kind"]].items():
-            if opts[key] is None:
+        for key, value in {"batch_size": 64, **RECIPES[opts["kind"]]}.items():
+            if opts.get(key) is None:
                 opts[key] = value
         if opts["kind"] == "guesswhich_neural_alice":
             from games.guesswhich.neural_train import plot_history, train as train_alice
@@ -67,6 +79,18 @@ class Command(BaseCommand):
             if opts["dialogs"] < 2 or opts["epochs"] < 1:
                 raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
             train = lambda kind, *, examples, **kw: train_alice(dialogs=opts["dialogs"], **kw)  # noqa: E731
+        elif opts["kind"] == "guesswhich_coop":
+            from games.guesswhich.neural_coop import train as train_coop
+            from games.guesswhich.neural_coop import plot_history
+
+            if not Path(opts["base"]).is_file():
+                raise CommandError(f"No supervised checkpoint at {opts['base']}; train one first with "
+                                   "`python manage.py train_agent guesswhich_neural_alice`.")
+            if opts["games"] < 2 or opts["epochs"] < 1 or not 2 <= opts["pool_size"] <= 50 or opts["rounds"] < 1:
+                raise CommandError("Need --games >= 2, --epochs >= 1, --pool-size in 2..50 and --rounds >= 1.")
+            train = lambda kind, *, examples, embed, hidden, **kw: train_coop(  # noqa: E731
+                base=opts["base"], games=opts["games"], pool_size=opts["pool_size"], rounds=opts["rounds"],
+                anchor=opts["anchor"], **kw)
         elif opts["kind"] == "codraw_neural_drawer":
             from games.codraw.neural_train import plot_history, train as train_drawer
 
@@ -90,7 +114,8 @@ class Command(BaseCommand):
         if opts["threads"]:
             torch.set_num_threads(opts["threads"])
         folder = opts["kind"].split("_")[0]          # models/colors/..., models/guesswhich/...
-        out = Path(opts["out"] or f"models/{folder}/{opts['kind']}.pt")
+        default = f"{opts['kind']}_alice" if opts["kind"] == "guesswhich_coop" else opts["kind"]
+        out = Path(opts["out"] or f"models/{folder}/{default}.pt")
         result = train(opts["kind"], examples=opts["examples"], epochs=opts["epochs"], seed=opts["seed"],
                        device=device, batch_size=opts["batch_size"], lr=opts["lr"], embed=opts["embed"],
                        hidden=opts["hidden"], progress=opts["verbosity"] > 0)
@@ -100,6 +125,8 @@ class Command(BaseCommand):
         last = result.history[-1]
         self.stdout.write("final: " + ", ".join(f"{k}={v:.3f}" for k, v in last.items() if k != "epoch"))
         self.stdout.write(f"checkpoint {out} ({out.stat().st_size // 1024} KB)")
+        if opts["kind"] == "guesswhich_coop":
+            self.stdout.write(f"checkpoint {result.qbot_path(out)} (the QBot's answer model, for NeuralQBot)")
         self.stdout.write(f"plot {plot}")
         self.stdout.write(f"sha256 {sha256}")
         self.stdout.write(f"weights_sha256 {weights} (same training, same value; the file's bytes "
