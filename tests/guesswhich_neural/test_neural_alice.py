@@ -1,15 +1,13 @@
 """The neural ALICE (games/guesswhich/neural*.py): generated dialogs, training beats the majority
 answer on held-out scenes, checkpoint round trip, act_batch = single acts in one forward pass, a
-real GuessWhich game through the rules, the models.toml example."""
+real GuessWhich game through the rules (its models.toml example: tests/models/test_config.py)."""
 from __future__ import annotations
 
 import copy
-import re
 
 import pytest
 import torch
 
-from agents import registry
 from games.clevr.alice import make_alice
 from games.clevr.qbot import QBot
 from games.guesswhich import content as gw_content
@@ -17,8 +15,6 @@ from games.guesswhich import neural_data, neural_train, rules
 from games.guesswhich.actions import SCHEMA
 from games.guesswhich.neural import load_checkpoint
 from games.guesswhich.neural_agents import NeuralAliceAgent
-
-from ..conftest import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -119,24 +115,6 @@ def test_the_neural_alice_answers_a_real_game_through_the_rules(tiny):
         state, _ = rules.apply(state, role, {**action, "at": t})     # the rules accept every answer
     outcome = rules.outcome(state)
     assert answers == 4 and outcome["found"] and 1 <= outcome["rank"] <= 8
-
-
-def test_the_models_toml_example_is_valid_once_uncommented(tmp_path, monkeypatch):
-    text = (ROOT / "models" / "models.toml").read_text()
-    lines = [line[2:] for line in text.splitlines() if re.match(r"^# (\[\[agent\]\]|[a-z_0-9]+ = )", line)]
-    path = tmp_path / "models.toml"
-    path.write_text("\n".join(lines))
-    monkeypatch.setenv("GT_MODELS_FILE", str(path))
-    registry.all_agents.cache_clear()
-    registry._built.clear()
-    try:
-        spec = registry.all_agents()["guesswhich_neural_alice"]
-        assert spec.game_id == "guesswhich_v1" and spec.role == "answerer"
-        assert spec.fallback == "alice_exact" and spec.queue_name == "model.guesswhich_neural_alice"
-    finally:
-        monkeypatch.delenv("GT_MODELS_FILE")
-        registry.all_agents.cache_clear()
-        registry._built.clear()
 
 
 def test_the_neural_alice_answers_visual_dialog_chat_through_the_rules(tiny):

@@ -143,6 +143,8 @@ NEURAL_EXAMPLES = {   # the commented entries of models/models.toml: agent -> (g
     "codraw_neural_teller": ("codraw_v1", "teller", "codraw_rule_teller"),
     "guesswhich_neural_alice": ("guesswhich_v1", "answerer", "alice_exact"),
     "guesswhich_neural_qbot": ("guesswhich_v1", "questioner", "qbot"),
+    "guesswhich_coop_alice": ("guesswhich_v1", "answerer", "alice_exact"),
+    "guesswhich_coop_qbot": ("guesswhich_v1", "questioner", "qbot"),
 }
 CHECKPOINT_OF = {"guesswhich_neural_qbot": "guesswhich_neural_alice"}   # its answer model is ALICE's network
 
