@@ -17,21 +17,20 @@ minutes on one CPU thread, reading CLEVR scene graphs instead of images:
   sizes, refusals such as "I can't tell." ...; answers seen fewer than ``min_count`` times in
   training are learnt as "I can't tell.").
 
-Checkpoints: one ``torch.save`` file of plain values and tensors (``torch.load(weights_only=True)``)
-``{"format", "version", "kind", "meta_json", "state_dict"}``; identified by the file's sha256 and
-:func:`weights_sha256` (stable across re-saves).
+Checkpoints: the format every model family shares (agents/checkpoints.py: one ``torch.save`` file
+of plain values and tensors read with ``torch.load(weights_only=True)``, ``{"format", "version",
+"kind", "meta_json", "state_dict"}``), identified by the file's sha256 and the weights' sha256
+(stable across re-saves).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from agents.checkpoints import file_sha256, state_dict_sha256
+from agents.checkpoints import load_model, write_checkpoint
 from games.clevr.alice import CANT_TELL
 from games.clevr.captions import COLORS, MATERIALS, SHAPES, SIZES
 from games.colors.neural import Vocabulary, pad_batch
@@ -174,19 +173,10 @@ def answer_vocabulary(answers: list[str], min_count: int = 3) -> list[str]:
 
 def save_checkpoint(path, *, model: NeuralAlice, vocab: Vocabulary, answers: list[str],
                     extra: dict | None = None) -> tuple[str, str]:
+    """The checkpoint (agents/checkpoints.py's format); returns (file sha256, weights sha256)."""
     meta = {"config": asdict(model.cfg), "vocabulary": vocab.words, "fuzzy_words": vocab.fuzzy_words,
             "answers": answers, **(extra or {})}
-    payload = {"format": FORMAT, "version": VERSION, "kind": KIND, "meta_json": json.dumps(meta, sort_keys=True),
-               "state_dict": {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}}
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(payload, path)
-    return file_sha256(path), weights_sha256(payload["meta_json"], payload["state_dict"])
-
-
-def weights_sha256(meta_json: str, state_dict: dict) -> str:
-    """A hash of what the checkpoint holds (agents/checkpoints.py; stable across saves)."""
-    return state_dict_sha256(f"{FORMAT}:{VERSION}:{KIND}\n{meta_json}\n", state_dict)
+    return write_checkpoint(path, fmt=FORMAT, version=VERSION, kind=KIND, meta=meta, model=model)
 
 
 @dataclass
@@ -200,17 +190,12 @@ class Loaded:
     path: str
 
 
+def _build(kind: str, meta: dict) -> tuple[NeuralAlice, Vocabulary]:
+    return NeuralAlice(Config(**meta["config"])), Vocabulary(meta["vocabulary"], meta["fuzzy_words"])
+
+
 def load_checkpoint(path, device="cpu") -> Loaded:
-    path = Path(path)
-    payload = torch.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT or payload.get("kind") != KIND:
-        raise ValueError(f"{path} is not a {FORMAT} {KIND} checkpoint.")
-    if payload.get("version") != VERSION:
-        raise ValueError(f"{path} has checkpoint version {payload.get('version')}; this code reads {VERSION}.")
-    meta = json.loads(payload["meta_json"])
-    model = NeuralAlice(Config(**meta["config"]))
-    model.load_state_dict(payload["state_dict"])
-    model.to(device).eval()
-    return Loaded(model=model, vocab=Vocabulary(meta["vocabulary"], meta["fuzzy_words"]), answers=meta["answers"],
-                  meta=meta, sha256=file_sha256(path),
-                  weights_sha256=weights_sha256(payload["meta_json"], payload["state_dict"]), path=str(path))
+    """A neural ALICE checkpoint (another format, version or kind: ValueError), on ``device``."""
+    got = load_model(path, fmt=FORMAT, version=VERSION, build=_build, device=device, expect=KIND)
+    return Loaded(model=got.model, vocab=got.vocab, answers=got.meta["answers"], meta=got.meta, sha256=got.sha256,
+                  weights_sha256=got.weights_sha256, path=got.path)

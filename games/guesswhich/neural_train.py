@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
+from agents.training import Panel, run_epochs
+from agents.training import plot_history as plot
 from games.clevr.alice import CANT_TELL
 from games.colors.neural import Vocabulary
 from games.guesswhich import neural_data
@@ -74,58 +75,24 @@ def train(*, dialogs: int, epochs: int, seed: int, device: str = "cpu", batch_si
     labels = [index.get(it["answer"], index[CANT_TELL]) for it in train_set]
     model = NeuralAlice(Config(vocab_size=len(vocab), n_answers=len(answers), embed=embed, hidden=hidden)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    order_gen = torch.Generator().manual_seed(seed)
     result = Result(model, vocab, answers, args={
         "kind": "guesswhich_neural_alice", "dialogs": dialogs, "examples": len(train_set), "epochs": epochs,
         "seed": seed, "batch_size": batch_size, "lr": lr, "embed": embed, "hidden": hidden,
         "val_dialogs": val_dialogs, "torch": torch.__version__,
         "majority_val_accuracy": majority_accuracy(train_set, val_set)})
-    n_batches = (len(train_set) + batch_size - 1) // batch_size
-    for epoch in range(1, epochs + 1):
-        model.train()
-        order = torch.randperm(len(train_set), generator=order_gen).tolist()
-        losses = []
-        bar = tqdm(range(n_batches), desc=f"guesswhich_neural_alice epoch {epoch}/{epochs}", unit="batch",
-                   disable=not progress, leave=False)
-        for b in bar:
-            idx = order[b * batch_size:(b + 1) * batch_size]
-            logp = model(*encode_batch(vocab, [train_set[i] for i in idx], device))
-            loss = nn.functional.nll_loss(logp, torch.tensor([labels[i] for i in idx], device=device))
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            optimizer.step()
-            losses.append(loss.item())
-            bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}")
-        row = {"epoch": epoch, "loss": float(np.mean(losses)),
-               "val_accuracy": accuracy(model, vocab, answers, val_set, device)}
-        result.history.append(row)
-        if progress:
-            tqdm.write(f"epoch {epoch}: loss={row['loss']:.3f}, val_accuracy={row['val_accuracy']:.3f}")
-    model.eval()
+
+    def loss_of(idx: list[int]) -> torch.Tensor:
+        logp = model(*encode_batch(vocab, [train_set[i] for i in idx], device))
+        return nn.functional.nll_loss(logp, torch.tensor([labels[i] for i in idx], device=device))
+
+    run_epochs(model=model, optimizer=optimizer, n_examples=len(train_set), batch_size=batch_size, epochs=epochs,
+               seed=seed, loss_of=loss_of, history=result.history, desc="guesswhich_neural_alice", progress=progress,
+               evaluate=lambda: {"val_accuracy": accuracy(model, vocab, answers, val_set, device)})
     return result
 
 
 def plot_history(result: Result, path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    epochs = [row["epoch"] for row in result.history]
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(8, 3.2))
-    ax_loss.plot(epochs, [row["loss"] for row in result.history], marker="o")
-    ax_loss.set_xlabel("epoch")
-    ax_loss.set_ylabel("training loss")
-    ax_loss.set_title(result.kind)
-    ax_acc.plot(epochs, [row["val_accuracy"] for row in result.history], marker="o",
-                label="agrees with grounded ALICE (held-out scenes)")
-    ax_acc.axhline(result.args["majority_val_accuracy"], color="grey", linestyle="--", linewidth=1,
-                   label="majority answer")
-    ax_acc.set_ylim(0, 1.02)
-    ax_acc.set_xlabel("epoch")
-    ax_acc.set_ylabel("accuracy")
-    ax_acc.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    """The loss and the held-out agreement with the grounded ALICE per epoch (agents/training.py)."""
+    plot(result.history, path, title=result.kind, panels=[Panel(
+        "accuracy", {"val_accuracy": "agrees with grounded ALICE (held-out scenes)"},
+        {"majority answer": result.args["majority_val_accuracy"]})])
