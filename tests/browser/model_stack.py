@@ -1,7 +1,9 @@
 """The stack a person plays a model agent on in the browser tests: a models file of the test's own
 naming the agent (this process, the web server and the worker all read it, ``GT_MODELS_FILE``), a
 real ``manage.py model_worker`` process for its family (with its timings log), warmed up before the
-test starts (its queue heartbeats only then), and uvicorn on the test database."""
+test starts (its queue heartbeats only then), and uvicorn on the test database. Also what those
+tests share: the watched page (:func:`watched_page`), entering a batch and being paired
+(:func:`enter_paired`) and a small neural ALICE trained in the test (:func:`train_small_alice`)."""
 from __future__ import annotations
 
 import json
@@ -10,6 +12,7 @@ import sys
 import textwrap
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import psutil
 import pytest
@@ -17,6 +20,9 @@ from django.conf import settings
 
 from agents import liveness, registry
 from tests.conftest import ROOT, child_env, running_server
+from tests.platform.factories import lab_url
+
+SHOTS = ROOT / "var" / "screenshots"
 
 
 def reset_registry() -> None:
@@ -65,3 +71,46 @@ def model_worker_stack(tmp_path, monkeypatch, *, entry: str, family: str, label:
                 child.kill()
             worker.kill()
         reset_registry()
+
+
+def watched_page(browser):
+    """A 1366x768 page and the list its page errors and console errors are written to:
+    ``(context, page, errors)``."""
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return ctx, page, errors
+
+
+def enter_paired(page, base: str, batch, person: str):
+    """Enter ``batch`` through its signed lab link for ``person``, consent, say ready and be paired
+    with the model at once; the match."""
+    from games.models import Match
+
+    page.goto(base + lab_url(batch, person))
+    page.click("#agree")
+    page.click("#ready")
+    page.wait_for_url("**/m/**", timeout=30000)
+    return Match.objects.get(batch=batch)
+
+
+def train_small_alice(folder: Path) -> Path:
+    """A small neural ALICE checkpoint (its own answerer, and the neural QBot's answer model),
+    trained on one torch thread by the project's own training on its generated dialogs."""
+    import torch
+
+    from games.guesswhich import neural_train
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        result = neural_train.train(dialogs=150, epochs=3, seed=5, hidden=32, embed=16, val_dialogs=20,
+                                    progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    path = folder / "guesswhich_neural_alice.pt"
+    result.save(path)
+    return path

@@ -19,16 +19,13 @@ from games.codraw.agents import RuleTeller
 from games.codraw.rules import view_for
 from games.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.conftest import SCREENS, browser  # noqa: F401  (the fixture)
-from tests.browser.model_stack import model_worker_stack, read_lines
+from tests.browser.model_stack import SHOTS, enter_paired, model_worker_stack, read_lines, watched_page
 from tests.browser.sync import wait_painted, wait_synced
 from tests.codraw_ui.test_codraw_browser import final_score_from_db
 from tests.conftest import ROOT
-from tests.platform.factories import lab_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
-SHOTS = SCREENS.parent / "screenshots"
 CHECKPOINT = ROOT / "models" / "codraw" / "codraw_neural_drawer.pt"
 FAMILY = "codraw_neural_drawer_browser"
 ROUNDS = 4
@@ -56,7 +53,7 @@ def drawer_stack(tmp_path, monkeypatch):
         yield stack
 
 
-def test_a_person_describes_a_scene_to_the_neural_drawer_served_by_a_model_worker(drawer_stack, browser):  # noqa: F811
+def test_a_person_describes_a_scene_to_the_neural_drawer_served_by_a_model_worker(drawer_stack, browser):
     base, timings = drawer_stack
     sha = hashlib.sha256(CHECKPOINT.read_bytes()).hexdigest()
     assert read_lines(timings)[0]["event"] == "ready" and read_lines(timings)[0]["sha256"] == sha
@@ -65,18 +62,9 @@ def test_a_person_describes_a_scene_to_the_neural_drawer_served_by_a_model_worke
         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["teller"], agents={"drawer": "codraw_neural_drawer"},
         config={}, max_wait_s=60)
     describer = RuleTeller(peek=False)          # what the person types: one piece of the scene per message
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
-    page = ctx.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctx, page, errors = watched_page(browser)
 
-    page.goto(base + lab_url(batch, "bea"))
-    page.click("#agree")
-    page.click("#ready")
-    page.wait_for_url("**/m/**", timeout=30000)   # paired with the model at once
-    match = Match.objects.get(batch=batch)
+    match = enter_paired(page, base, batch, "bea")   # paired with the model at once
     sent = []
     for round_no in range(1, ROUNDS + 1):
         page.wait_for_selector("#turn.mine", timeout=60000)   # the Drawer has answered (or the game began)

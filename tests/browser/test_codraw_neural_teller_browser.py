@@ -20,16 +20,13 @@ from games.codraw.agents import RuleDrawer
 from games.codraw.rules import view_for
 from games.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.conftest import SCREENS, browser  # noqa: F401  (the fixture)
 from tests.browser.sync import wait_painted, wait_synced
-from tests.browser.model_stack import model_worker_stack, read_lines
+from tests.browser.model_stack import SHOTS, enter_paired, model_worker_stack, read_lines, watched_page
 from tests.codraw_ui.test_codraw_browser import drag_from_palette, final_score_from_db
 from tests.conftest import ROOT
-from tests.platform.factories import lab_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
-SHOTS = SCREENS.parent / "screenshots"
 CHECKPOINT = ROOT / "models" / "codraw" / "codraw_neural_teller.pt"
 FAMILY = "codraw_neural_teller_browser"
 MAX_ROUNDS = 24
@@ -61,7 +58,7 @@ def teller_messages(match) -> list[str]:
     return [m["text"] for m in Match.objects.get(pk=match.pk).state["chat"] if m["role"] == "teller"]
 
 
-def test_a_person_draws_what_the_neural_teller_served_by_a_model_worker_describes(teller_stack, browser):  # noqa: F811
+def test_a_person_draws_what_the_neural_teller_served_by_a_model_worker_describes(teller_stack, browser):
     base, timings = teller_stack
     sha = hashlib.sha256(CHECKPOINT.read_bytes()).hexdigest()
     assert read_lines(timings)[0]["event"] == "ready" and read_lines(timings)[0]["sha256"] == sha
@@ -70,18 +67,9 @@ def test_a_person_draws_what_the_neural_teller_served_by_a_model_worker_describe
         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["drawer"], agents={"teller": "codraw_neural_teller"},
         config={}, max_wait_s=60)
     reader = RuleDrawer()                       # how the person reads a message: where the piece goes
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
-    page = ctx.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctx, page, errors = watched_page(browser)
 
-    page.goto(base + lab_url(batch, "ann"))
-    page.click("#agree")
-    page.click("#ready")
-    page.wait_for_url("**/m/**", timeout=30000)   # paired with the model at once
-    match = Match.objects.get(batch=batch)
+    match = enter_paired(page, base, batch, "ann")   # paired with the model at once
     dragged = []
     for round_no in range(1, MAX_ROUNDS + 1):
         # the model's message (or its end of the game) comes

@@ -12,22 +12,18 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-import torch
 
-from games.guesswhich import neural_train
 from games.guesswhich.neural import load_checkpoint
 from games.guesswhich.neural_agents import ANSWER_MAX
 from games.guesswhich.rules import C as GW
 from games.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.conftest import SCREENS, browser  # noqa: F401  (the fixture)
-from tests.browser.model_stack import model_worker_stack, read_lines
+from tests.browser.model_stack import (SHOTS, enter_paired, model_worker_stack, read_lines, train_small_alice,
+                                      watched_page)
 from tests.browser.sync import wait_painted
-from tests.platform.factories import lab_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
-SHOTS = SCREENS.parent / "screenshots"
 FAMILY = "guesswhich_neural_alice_browser"
 ROUNDS = 3
 QUESTIONS = ["How many objects are there?", "Is there a red thing?", "What shape is the leftmost thing?"]
@@ -40,16 +36,7 @@ def thumb(image_id: str) -> str:
 @pytest.fixture(scope="module")
 def alice_checkpoint(tmp_path_factory):
     """A small neural ALICE, trained here on the project's generated dialogs."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        result = neural_train.train(dialogs=150, epochs=3, seed=5, hidden=32, embed=16, val_dialogs=20,
-                                    progress=False)
-    finally:
-        torch.set_num_threads(threads)
-    path = tmp_path_factory.mktemp("alice") / "guesswhich_neural_alice.pt"
-    result.save(path)
-    return path
+    return train_small_alice(tmp_path_factory.mktemp("alice"))
 
 
 @pytest.fixture
@@ -74,7 +61,7 @@ def alice_stack(tmp_path, monkeypatch, alice_checkpoint):
 
 
 def test_a_person_plays_guesswhich_with_the_neural_alice_served_by_a_model_worker(alice_stack, alice_checkpoint,
-                                                                                  browser):  # noqa: F811
+                                                                                  browser):
     base, timings = alice_stack
     sha = hashlib.sha256(alice_checkpoint.read_bytes()).hexdigest()
     assert read_lines(timings)[0]["event"] == "ready" and read_lines(timings)[0]["sha256"] == sha
@@ -83,18 +70,9 @@ def test_a_person_plays_guesswhich_with_the_neural_alice_served_by_a_model_worke
         slug="neural-alice", title="GuessWhich with a neural ALICE", game_id="guesswhich_v1",
         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["questioner"],
         agents={"answerer": "guesswhich_neural_alice"}, config={"rounds": ROUNDS}, max_wait_s=60)
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
-    page = ctx.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctx, page, errors = watched_page(browser)
 
-    page.goto(base + lab_url(batch, "cai"))
-    page.click("#agree")
-    page.click("#ready")
-    page.wait_for_url("**/m/**", timeout=30000)   # paired with the model at once
-    match = Match.objects.get(batch=batch)
+    match = enter_paired(page, base, batch, "cai")   # paired with the model at once
     secret, pool = match.state["secret_id"], match.state["pool_ids"]
     wrong = [i for i in pool if i != secret]
     for k, question in enumerate(QUESTIONS, start=1):

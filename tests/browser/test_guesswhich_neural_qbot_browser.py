@@ -13,21 +13,17 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-import torch
 
 from games.clevr.alice import make_alice
-from games.guesswhich import neural_train
 from games.guesswhich.rules import view_for
 from games.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.conftest import SCREENS
-from tests.browser.model_stack import model_worker_stack, read_lines
+from tests.browser.model_stack import (SHOTS, enter_paired, model_worker_stack, read_lines, train_small_alice,
+                                      watched_page)
 from tests.browser.sync import wait_painted, wait_synced
-from tests.platform.factories import lab_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
-SHOTS = SCREENS.parent / "screenshots"
 FAMILY_KEY = "guesswhich_neural_qbot_browser"
 FAMILY = "games.guesswhich.neural_qbot:NeuralQBot"
 ROUNDS = 3
@@ -43,16 +39,7 @@ QUESTION_DUE = """k => {
 @pytest.fixture(scope="module")
 def alice_checkpoint(tmp_path_factory):
     """A small neural ALICE (the QBot's answer model), trained here on the project's generated dialogs."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        result = neural_train.train(dialogs=150, epochs=3, seed=5, hidden=32, embed=16, val_dialogs=20,
-                                    progress=False)
-    finally:
-        torch.set_num_threads(threads)
-    path = tmp_path_factory.mktemp("qbot") / "guesswhich_neural_alice.pt"
-    result.save(path)
-    return path
+    return train_small_alice(tmp_path_factory.mktemp("qbot"))
 
 
 @pytest.fixture
@@ -86,18 +73,9 @@ def test_a_person_answers_the_neural_qbot_served_by_a_model_worker(qbot_stack, a
         slug="neural-qbot", title="GuessWhich with a neural QBot", game_id="guesswhich_v1",
         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["answerer"],
         agents={"questioner": "guesswhich_neural_qbot"}, config={"rounds": ROUNDS}, max_wait_s=60)
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
-    page = ctx.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctx, page, errors = watched_page(browser)
 
-    page.goto(base + lab_url(batch, "ann"))
-    page.click("#agree")
-    page.click("#ready")
-    page.wait_for_url("**/m/**", timeout=30000)   # paired with the model at once
-    match = Match.objects.get(batch=batch)
+    match = enter_paired(page, base, batch, "ann")   # paired with the model at once
     seen, given = [], []
     for k in range(1, ROUNDS + 1):
         page.wait_for_function(QUESTION_DUE, arg=k, timeout=60000)   # the model's question, via the worker

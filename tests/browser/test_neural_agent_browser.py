@@ -16,15 +16,12 @@ from agents.registry import agent_instance
 from games.colors.rules import view_for
 from games.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.conftest import SCREENS, browser  # noqa: F401  (the fixture)
-from tests.browser.model_stack import model_worker_stack, read_lines
+from tests.browser.model_stack import SHOTS, enter_paired, model_worker_stack, read_lines, watched_page
 from tests.browser.sync import wait_painted, wait_synced
 from tests.conftest import ROOT
-from tests.platform.factories import lab_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
-SHOTS = SCREENS.parent / "screenshots"
 CHECKPOINT = ROOT / "models" / "colors" / "colors_neural_listener.pt"
 ROUNDS = 3
 ENTRY = f"""
@@ -52,7 +49,7 @@ def neural_stack(tmp_path, monkeypatch):
         yield stack
 
 
-def test_a_person_plays_the_neural_listener_served_by_a_model_worker(neural_stack, browser):  # noqa: F811
+def test_a_person_plays_the_neural_listener_served_by_a_model_worker(neural_stack, browser):
     base, timings = neural_stack
     sha = hashlib.sha256(CHECKPOINT.read_bytes()).hexdigest()
     assert read_lines(timings)[0]["event"] == "ready" and read_lines(timings)[0]["sha256"] == sha
@@ -61,18 +58,9 @@ def test_a_person_plays_the_neural_listener_served_by_a_model_worker(neural_stac
         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["speaker"], agents={"listener": "colors_neural_listener"},
         config={"rounds": ROUNDS}, max_wait_s=60)
     describer = agent_instance("colors_lexicon_speaker")   # what the person types: a fitting description
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
-    page = ctx.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctx, page, errors = watched_page(browser)
 
-    page.goto(base + lab_url(batch, "ann"))
-    page.click("#agree")
-    page.click("#ready")
-    page.wait_for_url("**/m/**", timeout=30000)   # paired with the model at once
-    match = Match.objects.get(batch=batch)
+    match = enter_paired(page, base, batch, "ann")   # paired with the model at once
     texts = []
     for round_no in range(1, ROUNDS + 1):
         expect(page.locator("#round-label")).to_have_text(f"Round {round_no} of {ROUNDS}")

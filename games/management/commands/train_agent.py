@@ -6,7 +6,7 @@
     python manage.py train_agent codraw_neural_drawer [--dialogs 300 --epochs 12 --threads 1]
     python manage.py train_agent codraw_neural_teller [--dialogs 300 --epochs 15 --half b --threads 1]
     python manage.py train_agent guesswhich_coop [--from models/guesswhich/guesswhich_neural_alice.pt \
-        --games 256 --epochs 10 --threads 1]   # writes guesswhich_coop_alice.pt and guesswhich_coop_qbot.pt
+        --games 512 --epochs 15 --anchor 0.2 --threads 1]   # writes guesswhich_coop_alice.pt and _qbot.pt
 
 Unset options take the kind's recipe (``RECIPES``: what the committed checkpoints were trained with).
 
@@ -29,7 +29,7 @@ RECIPES = {
     # GuessWhich neural ALICE (games/guesswhich/neural*.py, docs/games/guesswhich_neural.md)
     "guesswhich_neural_alice": {"dialogs": 1200, "epochs": 6, "hidden": 64, "embed": 32, "lr": 3e-3},
     # cooperative fine-tune of ALICE and the QBot's answer model from the supervised ALICE (games/guesswhich/neural_coop.py)
-    "guesswhich_coop": {"games": 256, "epochs": 10, "lr": 1e-3, "batch_size": 32},
+    "guesswhich_coop": {"games": 512, "epochs": 15, "lr": 1e-3, "batch_size": 32, "anchor": 0.2},
     # CoDraw neural Drawer (games/codraw/neural*.py, docs/games/codraw_neural.md)
     "codraw_neural_drawer": {"dialogs": 300, "epochs": 12, "hidden": 64, "embed": 32, "lr": 5e-3},
     # CoDraw neural Teller (games/codraw/neural_teller*.py), training half b (crosstalk with the Drawer's a)
@@ -57,11 +57,12 @@ class Command(BaseCommand):
         parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
         parser.add_argument("--from", dest="base", default="models/guesswhich/guesswhich_neural_alice.pt",
                             help="guesswhich_coop: the supervised ALICE checkpoint both bots start from")
-        parser.add_argument("--games", type=int, help="guesswhich_coop: generated games per epoch (recipe: 256)")
+        parser.add_argument("--games", type=int, help="guesswhich_coop: generated games, played again each epoch "
+                            "(recipe: 512)")
         parser.add_argument("--pool-size", type=int, default=20, help="guesswhich_coop: images per pool")
         parser.add_argument("--rounds", type=int, default=5, help="guesswhich_coop: dialog rounds per game")
-        parser.add_argument("--anchor", type=float, default=1.0,
-                            help="guesswhich_coop: weight of the supervised anchor loss")
+        parser.add_argument("--anchor", type=float,
+                            help="guesswhich_coop: weight of the supervised anchor loss (recipe: 0.2)")
         parser.add_argument("--half", choices=("a", "b"), default="b",
                             help="codraw_neural_teller: the training half of the scenes (the Drawer's is a)")
 
