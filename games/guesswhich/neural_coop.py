@@ -285,12 +285,15 @@ def train(*, base: str, epochs: int, games: int, seed: int, device: str = "cpu",
 
 
 def plot_history(result: Result, path) -> None:
-    """The fine-tune's curves: the losses, the held-out mean rank (with chance and the start) and
-    ALICE's agreement with the grounded ALICE (the drift the anchor holds back)."""
+    """The fine-tune's curves: the losses, the return of ALICE's sampled answers on the training
+    games, the held-out mean rank (with chance) and ALICE's agreement with the grounded ALICE (the
+    drift the anchor holds back)."""
     from agents.training import Panel, plot_history as plot
 
     args = result.args
-    plot(result.history, path, title=KIND, width=11.0, panels=[
+    plot(result.history, path, title=KIND, width=14.0, panels=[
+        Panel("return (nats; training games)", {"return": "gain in the QBot's log-belief of the secret"},
+              ylim=None),
         Panel("mean rank of the secret (held-out games)", {"val_mean_rank": "greedy self-play"},
               {"chance": args["chance_rank"]}, ylim=(1, args["chance_rank"] + 0.5)),
         Panel("agrees with grounded ALICE", {"alice_agreement": "fine-tuned ALICE (held-out rounds)"},
