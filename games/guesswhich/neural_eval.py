@@ -141,6 +141,13 @@ def cooperative_markdown(coop: dict, report: dict) -> str:
     return "\n".join(lines)
 
 
+def _mean_ranks(rows: dict) -> tuple[list[float], list[list[float]]]:
+    """Each row's mean rank and its CI as matplotlib error bars (below, above)."""
+    mr = [row["mean_rank"]["value"] for row in rows.values()]
+    return mr, [[m - row["mean_rank"]["ci95"][0] for m, row in zip(mr, rows.values())],
+                [row["mean_rank"]["ci95"][1] - m for m, row in zip(mr, rows.values())]]
+
+
 def plot_cooperative(coop: dict, report: dict, path) -> None:
     """Left: the fine-tune's held-out mean rank per epoch (greedy self-play); right: each pair's
     mean rank with its 95% CI on the evaluation pools."""
@@ -159,9 +166,7 @@ def plot_cooperative(coop: dict, report: dict, path) -> None:
     ax_t.legend(fontsize=8)
     pairs = coop["pairs"]
     names = list(pairs)
-    mr = [pairs[k]["mean_rank"]["value"] for k in names]
-    err = [[m - pairs[k]["mean_rank"]["ci95"][0] for m, k in zip(mr, names)],
-           [pairs[k]["mean_rank"]["ci95"][1] - m for m, k in zip(mr, names)]]
+    mr, err = _mean_ranks(pairs)
     colors = ["tab:orange" if "cooperative" in k else "tab:blue" for k in names]
     ax_p.barh(range(len(names)), mr, xerr=err, color=colors)
     ax_p.set_yticks(range(len(names)), names, fontsize=7)
@@ -195,9 +200,7 @@ def plot(report: dict, path) -> None:
     ax_a.legend(fontsize=8)
     g = report["games"]
     labels = list(g)
-    mr = [g[k]["mean_rank"]["value"] for k in labels]
-    mre = [[m - g[k]["mean_rank"]["ci95"][0] for m, k in zip(mr, labels)],
-           [g[k]["mean_rank"]["ci95"][1] - m for m, k in zip(mr, labels)]]
+    mr, mre = _mean_ranks(g)
     ax_g.bar(range(len(labels)), mr, yerr=mre, color="tab:green")
     ax_g.axhline((report["pool_size"] + 1) / 2, color="grey", linestyle="--", label="chance")
     ax_g.set_xticks(range(len(labels)), [k.split(" (")[0] for k in labels], fontsize=8)

@@ -73,6 +73,27 @@ def model_worker_stack(tmp_path, monkeypatch, *, entry: str, family: str, label:
         reset_registry()
 
 
+def agent_entry(*, name: str, game_id: str, role: str, family: str, family_key: str, checkpoint, fallback: str,
+                version: str) -> str:
+    """One ``[[agent]]`` table of a models file for a browser test: CPU, batches of up to 8 turns
+    gathered for 5 ms, a 60 s turn timeout (a loaded test machine), the fallback named."""
+    return f"""
+    [[agent]]
+    name = "{name}"
+    game_id = "{game_id}"
+    role = "{role}"
+    family = "{family}"
+    family_key = "{family_key}"
+    checkpoint = "{checkpoint}"
+    device = "cpu"
+    batch_size = 8
+    wait_ms = 5
+    timeout_s = 60
+    fallback = "{fallback}"
+    version = "{version}"
+    """
+
+
 def watched_page(browser):
     """A 1366x768 page and the list its page errors and console errors are written to:
     ``(context, page, errors)``."""

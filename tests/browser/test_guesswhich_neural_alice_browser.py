@@ -18,8 +18,8 @@ from games.guesswhich.neural_agents import ANSWER_MAX
 from games.guesswhich.rules import C as GW
 from games.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.model_stack import (SHOTS, enter_paired, model_worker_stack, read_lines, train_small_alice,
-                                      watched_page)
+from tests.browser.model_stack import (SHOTS, agent_entry, enter_paired, model_worker_stack, read_lines,
+                                      train_small_alice, watched_page)
 from tests.browser.sync import wait_painted
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -41,21 +41,9 @@ def alice_checkpoint(tmp_path_factory):
 
 @pytest.fixture
 def alice_stack(tmp_path, monkeypatch, alice_checkpoint):
-    entry = f"""
-    [[agent]]
-    name = "guesswhich_neural_alice"
-    game_id = "guesswhich_v1"
-    role = "answerer"
-    family = "games.guesswhich.neural_agents:NeuralAliceAgent"
-    family_key = "{FAMILY}"
-    checkpoint = "{alice_checkpoint}"
-    device = "cpu"
-    batch_size = 8
-    wait_ms = 5
-    timeout_s = 60
-    fallback = "alice_exact"
-    version = "alice-browser"
-    """
+    entry = agent_entry(name="guesswhich_neural_alice", game_id="guesswhich_v1", role="answerer",
+                        family="games.guesswhich.neural_agents:NeuralAliceAgent", family_key=FAMILY,
+                        checkpoint=alice_checkpoint, fallback="alice_exact", version="alice-browser")
     with model_worker_stack(tmp_path, monkeypatch, entry=entry, family=FAMILY, label="guesswhich-alice") as stack:
         yield stack
 

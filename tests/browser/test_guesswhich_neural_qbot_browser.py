@@ -18,8 +18,8 @@ from games.clevr.alice import make_alice
 from games.guesswhich.rules import view_for
 from games.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.model_stack import (SHOTS, enter_paired, model_worker_stack, read_lines, train_small_alice,
-                                      watched_page)
+from tests.browser.model_stack import (SHOTS, agent_entry, enter_paired, model_worker_stack, read_lines,
+                                      train_small_alice, watched_page)
 from tests.browser.sync import wait_painted, wait_synced
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -44,21 +44,8 @@ def alice_checkpoint(tmp_path_factory):
 
 @pytest.fixture
 def qbot_stack(tmp_path, monkeypatch, alice_checkpoint):
-    entry = f"""
-    [[agent]]
-    name = "guesswhich_neural_qbot"
-    game_id = "guesswhich_v1"
-    role = "questioner"
-    family = "{FAMILY}"
-    family_key = "{FAMILY_KEY}"
-    checkpoint = "{alice_checkpoint}"
-    device = "cpu"
-    batch_size = 8
-    wait_ms = 5
-    timeout_s = 60
-    fallback = "qbot"
-    version = "qbot-browser"
-    """
+    entry = agent_entry(name="guesswhich_neural_qbot", game_id="guesswhich_v1", role="questioner", family=FAMILY,
+                        family_key=FAMILY_KEY, checkpoint=alice_checkpoint, fallback="qbot", version="qbot-browser")
     with model_worker_stack(tmp_path, monkeypatch, entry=entry, family=FAMILY_KEY, label="guesswhich-qbot") as stack:
         yield stack
 
