@@ -44,6 +44,7 @@ from games.guesswhich import content as gw_content
 from games.guesswhich import neural_data
 from games.guesswhich.neural import encode_batch, load_checkpoint, pool_log_probs, pool_tensors, save_checkpoint
 from games.guesswhich.neural_qbot import best_index, candidates_for, information_gain
+from games.guesswhich.neural_train import accuracy
 
 KIND = "guesswhich_coop"
 # content seeds of the fine-tune's games: far from the evaluation's (guesswhich_neural_eval --seed 5000)
@@ -84,8 +85,9 @@ def rollout(alice: nn.Module, qbot: nn.Module, vocab, answer_words: list[str], g
 
     Returns ``answers`` (B, R) answer indices, ``log_pi`` (B, R) ALICE's log-probabilities of them
     (with gradient when ``sample``), ``secret_logb`` (B, R+1) the QBot's normalised log-belief of
-    the secret before the first and after each round, ``ranks`` (B,) the secret's final rank and
-    ``dialogs`` (per game its (question, answer text) pairs)."""
+    the secret before the first and after each round, ``ranks`` (B,) the secret's final rank,
+    ``dialogs`` (per game its (question, answer text) pairs), ``secret`` (B,) and ``pools`` (the
+    pools' :func:`pool_tensors`)."""
     n_games, pool = len(games), len(games[0].pool)
     secret = torch.tensor([g.secret for g in games], device=device)
     belief = torch.zeros((n_games, pool), device=device)
@@ -119,7 +121,8 @@ def rollout(alice: nn.Module, qbot: nn.Module, vocab, answer_words: list[str], g
             log_pi.append(logits.gather(1, picked.unsqueeze(1)).squeeze(1))
         answers.append(picked)
         # the QBot reads the answer: its belief over the pool
-        b_rows = [{"caption": g.caption, "history": list(d), "question": q} for g, d, q in zip(games, dialogs, questions)]
+        b_rows = [{"caption": g.caption, "history": list(d), "question": q}
+                  for g, d, q in zip(games, dialogs, questions)]
         with torch.no_grad():
             lb = pool_log_probs(qbot, vocab, b_rows, list(range(n_games)), pools, device)   # (B, pool, answers)
         belief = belief + lb.gather(2, picked.view(n_games, 1, 1).expand(n_games, pool, 1)).squeeze(2)
@@ -128,20 +131,19 @@ def rollout(alice: nn.Module, qbot: nn.Module, vocab, answer_words: list[str], g
             d.append((q, answer_words[a]))
     return {"answers": torch.stack(answers, dim=1), "log_pi": torch.stack(log_pi, dim=1),
             "secret_logb": torch.stack(secret_logb, dim=1), "ranks": secret_rank(belief, secret),
-            "dialogs": dialogs, "secret": secret}
+            "dialogs": dialogs, "secret": secret, "pools": pools}
 
 
-def qbot_belief_loss(qbot: nn.Module, vocab, answer_words: list[str], games: list[Game], played: dict,
-                     device) -> torch.Tensor:
+def qbot_belief_loss(qbot: nn.Module, vocab, games: list[Game], played: dict, device) -> torch.Tensor:
     """Cross-entropy of the secret under the QBot's final belief given the dialogs ``played``
-    (questions and ALICE's answers fixed), differentiable in the QBot's weights."""
+    (:func:`rollout` of ``games``: questions and ALICE's answers fixed), differentiable in the QBot's
+    weights."""
     n_games, pool = len(games), len(games[0].pool)
     rounds = played["answers"].shape[1]
     rows = [{"caption": g.caption, "history": d[:t], "question": d[t][0]}
             for g, d in zip(games, played["dialogs"]) for t in range(rounds)]
     owner = [b for b in range(n_games) for _ in range(rounds)]
-    lp = pool_log_probs(qbot, vocab, rows, owner, pool_tensors([g.pool for g in games], device), device)
-    lp = lp.view(n_games, rounds, pool, -1)
+    lp = pool_log_probs(qbot, vocab, rows, owner, played["pools"], device).view(n_games, rounds, pool, -1)
     chosen = played["answers"].view(n_games, rounds, 1, 1).expand(n_games, rounds, pool, 1)
     belief = lp.gather(3, chosen).squeeze(3).sum(dim=1)                        # (B, pool)
     return nn.functional.cross_entropy(belief, played["secret"])
@@ -172,14 +174,6 @@ class _Anchor:
         return nn.functional.nll_loss(logp, torch.tensor([self.labels[i] for i in idx], device=self.device))
 
 
-def agreement(model: nn.Module, vocab, answers: list[str], items: list[dict], device) -> float:
-    """Share of rounds where ``model``'s top answer is the grounded ALICE's."""
-    from games.guesswhich.neural_train import predict
-
-    pred = predict(model, vocab, answers, items, device)
-    return float(np.mean([p == it["answer"] for p, it in zip(pred, items)]))
-
-
 @dataclass
 class Result:
     alice: nn.Module
@@ -198,13 +192,14 @@ class Result:
         path = Path(path)
         qbot_path = Path(qbot_path) if qbot_path else self.qbot_path(path)
         base = self.base_meta.get("training") or {}
-        for role, model, where in (("alice", self.alice, path), ("qbot", self.qbot, qbot_path)):
-            out = save_checkpoint(where, model=model, vocab=self.vocab, answers=self.answers,
-                                  extra={"training": {**base, "cooperative": {**self.args, "role": role}},
-                                         "history": self.history, "data_generator": neural_data.GENERATOR_VERSION})
-            if role == "alice":
-                shas = out
-        return shas
+
+        def save(role: str, model: nn.Module, where: Path) -> tuple[str, str]:
+            return save_checkpoint(where, model=model, vocab=self.vocab, answers=self.answers,
+                                   extra={"training": {**base, "cooperative": {**self.args, "role": role}},
+                                          "history": self.history, "data_generator": neural_data.GENERATOR_VERSION})
+
+        save("qbot", self.qbot, qbot_path)
+        return save("alice", self.alice, path)
 
     @staticmethod
     def qbot_path(path) -> Path:
@@ -244,7 +239,7 @@ def train(*, base: str, epochs: int, games: int, seed: int, device: str = "cpu",
                              device=device, sample=False)
         return {"val_mean_rank": float(played["ranks"].mean()),
                 "val_secret_logb": float(played["secret_logb"][:, -1].mean()),
-                "alice_agreement": agreement(alice, vocab, answers, held_rounds, device)}
+                "alice_agreement": accuracy(alice, vocab, answers, held_rounds, device)}
 
     start = evaluate()
     result.args.update({"start_val_mean_rank": start["val_mean_rank"], "start_alice_agreement":
@@ -265,8 +260,8 @@ def train(*, base: str, epochs: int, games: int, seed: int, device: str = "cpu",
                              device=device, sample=True, generator=sample_gen)
             pg, mean_return = reinforce_loss(played)
             loss_alice = pg + anchor * anchor_data.loss(alice, batch_size)
-            loss_qbot = qbot_belief_loss(qbot, vocab, answers, batch, played, device) + anchor * anchor_data.loss(
-                qbot, batch_size)
+            loss_qbot = (qbot_belief_loss(qbot, vocab, batch, played, device)
+                         + anchor * anchor_data.loss(qbot, batch_size))
             for model, opt, loss in ((alice, opt_alice, loss_alice), (qbot, opt_qbot, loss_qbot)):
                 opt.zero_grad()
                 loss.backward()

@@ -75,7 +75,7 @@ def test_the_qbots_loss_trains_on_the_answers_it_was_given(base, few_games):
     opt = torch.optim.Adam(qbot.parameters(), lr=1e-2)
     losses = []
     for _ in range(30):
-        loss = neural_coop.qbot_belief_loss(qbot, loaded.vocab, loaded.answers, few_games, played, "cpu")
+        loss = neural_coop.qbot_belief_loss(qbot, loaded.vocab, few_games, played, "cpu")
         opt.zero_grad()
         loss.backward()
         opt.step()

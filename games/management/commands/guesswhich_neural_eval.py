@@ -73,16 +73,17 @@ class Command(BaseCommand):
         games = neural_eval.games(answerers, n=opts["games"], seed=opts["seed"], pool_size=opts["pool_size"],
                                   rounds=opts["rounds"], progress=opts["verbosity"] > 0)
         grounded = make_alice("alice_exact")
+        neural_qbot = NeuralQBot.load(opts["alice"], opts["device"])   # its answer model: the same network
         questioners = neural_eval.games(
             {"qbot_random (random questions and guesses)": (QBot(name="qbot_random", strategy="random"), grounded),
-             "neural QBot": (NeuralQBot.load(opts["alice"], opts["device"]), grounded),
+             "neural QBot": (neural_qbot, grounded),
              "qbot (rule, information gain)": (QBot(), grounded)},
             n=opts["games"], seed=opts["seed"], pool_size=opts["pool_size"], rounds=opts["rounds"],
             progress=opts["verbosity"] > 0)
         report = {"accuracy": accuracy, "games": games, "questioners": questioners, "pool_size": opts["pool_size"],
                   "rounds": opts["rounds"], "n_games": opts["games"], "checkpoint_sha256": agent.checkpoint_sha256}
         if self.coop_paths(opts):
-            report["cooperative"] = self.cooperative(opts, agent, trained, accuracy["per_type"]["all"])
+            report["cooperative"] = self.cooperative(opts, agent, neural_qbot, trained, accuracy["per_type"]["all"])
         table = neural_eval.markdown(report)
         header = (f"Checkpoint `{Path(opts['alice']).name}` sha256 `{agent.checkpoint_sha256}`. Command: "
                   f"`python manage.py guesswhich_neural_eval --dialogs {opts['dialogs']} --games {opts['games']} "
@@ -121,7 +122,7 @@ class Command(BaseCommand):
         opts["coop_alice"], opts["coop_qbot"] = COOP_ALICE, COOP_QBOT
         return Path(COOP_ALICE).is_file() and Path(COOP_QBOT).is_file()
 
-    def cooperative(self, opts, supervised, trained, supervised_agreement: dict) -> dict:
+    def cooperative(self, opts, supervised, sl_qbot, trained, supervised_agreement: dict) -> dict:
         """The supervised and the fine-tuned pairs on the same pools, and ALICE's drift."""
         from games.clevr.qbot import QBot
         from games.guesswhich import neural_eval
@@ -139,7 +140,6 @@ class Command(BaseCommand):
         if training["base_sha256"] != supervised.checkpoint_sha256:
             self.stderr.write(f"note: {opts['coop_alice']} was fine-tuned from {training['base']} "
                               f"({training['base_sha256'][:12]}), not from {opts['alice']}.")
-        sl_qbot = NeuralQBot.load(opts["alice"], opts["device"])
         sl, co = "neural ALICE (supervised)", "neural ALICE (cooperative)"
         pairs = {f"neural QBot + {sl}": (sl_qbot, supervised),
                  f"neural QBot (cooperative) + {co}": (qbot, alice),
