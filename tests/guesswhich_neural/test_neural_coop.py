@@ -136,6 +136,16 @@ def test_the_fine_tune_refuses_what_it_cannot_use(base, tmp_path):
         call_command("train_agent", "guesswhich_coop", "--from", str(tmp_path / "missing.pt"))
     with pytest.raises(CommandError, match="--games >= 2"):
         call_command("train_agent", "guesswhich_coop", "--from", str(base), "--games", "1")
+    with pytest.raises(CommandError, match="--anchor >= 0"):
+        call_command("train_agent", "guesswhich_coop", "--from", str(base), "--anchor", "-1")
+    with pytest.raises(CommandError, match="--batch-size >= 1"):
+        call_command("train_agent", "guesswhich_coop", "--from", str(base), "--batch-size", "0")
+    with pytest.raises(CommandError, match="--lr > 0"):
+        call_command("train_agent", "guesswhich_neural_alice", "--lr", "0", "--out", str(tmp_path / "x.pt"))
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"format": "something else"}, foreign)
+    with pytest.raises(CommandError, match="--from: .* is not a groundtalk.guesswhich_neural checkpoint"):
+        call_command("train_agent", "guesswhich_coop", "--from", str(foreign))
     with pytest.raises(CommandError, match="--coop-qbot"):
         call_command("guesswhich_neural_eval", "--alice", str(base), "--coop-alice", str(base))
     with pytest.raises(CommandError, match="not a cooperative fine-tune"):

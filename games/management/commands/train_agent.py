@@ -74,6 +74,8 @@ class Command(BaseCommand):
         for key, value in {"batch_size": 64, **RECIPES[opts["kind"]]}.items():
             if opts.get(key) is None:
                 opts[key] = value
+        if opts["batch_size"] < 1 or not opts["lr"] > 0:
+            raise CommandError("Need --batch-size >= 1 and --lr > 0.")
         if opts["kind"] == "guesswhich_neural_alice":
             from games.guesswhich.neural_train import plot_history, train as train_alice
 
@@ -82,13 +84,20 @@ class Command(BaseCommand):
             train = lambda kind, *, examples, **kw: train_alice(dialogs=opts["dialogs"], **kw)  # noqa: E731
         elif opts["kind"] == "guesswhich_coop":
             from games.guesswhich.neural_coop import train as train_coop
+            from games.guesswhich.neural import load_checkpoint
             from games.guesswhich.neural_coop import plot_history
 
             if not Path(opts["base"]).is_file():
                 raise CommandError(f"No supervised checkpoint at {opts['base']}; train one first with "
                                    "`python manage.py train_agent guesswhich_neural_alice`.")
-            if opts["games"] < 2 or opts["epochs"] < 1 or not 2 <= opts["pool_size"] <= 50 or opts["rounds"] < 1:
-                raise CommandError("Need --games >= 2, --epochs >= 1, --pool-size in 2..50 and --rounds >= 1.")
+            if opts["games"] < 2 or opts["epochs"] < 1 or not 2 <= opts["pool_size"] <= 50 or opts["rounds"] < 1 \
+                    or opts["anchor"] < 0:
+                raise CommandError("Need --games >= 2, --epochs >= 1, --pool-size in 2..50, --rounds >= 1 and "
+                                   "--anchor >= 0.")
+            try:
+                load_checkpoint(opts["base"])      # before minutes of game generation
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise CommandError(f"--from: {exc}") from None
             train = lambda kind, *, examples, embed, hidden, **kw: train_coop(  # noqa: E731
                 base=opts["base"], games=opts["games"], pool_size=opts["pool_size"], rounds=opts["rounds"],
                 anchor=opts["anchor"], **kw)
