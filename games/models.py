@@ -40,6 +40,10 @@ class Batch(models.Model):
         AGENT = "agent", "pair with an agent"
         LEAVE = "leave", "leave with pay and a code"
 
+    class OnPartnerAbsent(models.TextChoices):
+        REQUEUE = "requeue", "back to the waiting room, first in the queue"
+        END = "end", "end with the pay for partner_left"
+
     class Status(models.TextChoices):
         OPEN = "open"
         CLOSED = "closed"
@@ -58,6 +62,11 @@ class Batch(models.Model):
         default=600, help_text="A match with no action for this long is aborted (reason 'inactive') and its "
                                "workers are let go; 0: never.")
     on_timeout = models.CharField(max_length=8, choices=OnTimeout.choices, default=OnTimeout.LEAVE)
+    on_partner_absent = models.CharField(
+        max_length=8, choices=OnPartnerAbsent.choices, default=OnPartnerAbsent.REQUEUE,
+        help_text="When a paired partner never opens the game (games/presence.py): the worker who came goes back "
+                  "to the waiting room ahead of everyone, keeping the time already waited, or ends with the pay "
+                  "for partner_left.")
     config = models.JSONField(default=dict, blank=True, help_text="Game settings (e.g. rounds).")
     content_pool = models.JSONField(default=list, blank=True,
                                     help_text="Ids of Content rows to draw from (empty: generate from seeds).")
@@ -141,6 +150,9 @@ class Participant(models.Model):
     token = models.CharField(max_length=64, unique=True, default=new_token)
     state = models.CharField(max_length=16, choices=State.choices, default=State.CONSENT)
     waiting_since = models.DateTimeField(null=True, blank=True)
+    # The waiting page's last poll (games/lobby.py): a worker not heard from for GT_PRESENCE_S is
+    # not paired, and is asked "are you still there?" on return (games/presence.py).
+    last_seen_at = models.DateTimeField(null=True, blank=True)
     games_played = models.PositiveIntegerField(default=0)
     completion_code = models.CharField(max_length=32, default=new_code)
     exit_reason = models.CharField(max_length=32, blank=True)
