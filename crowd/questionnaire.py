@@ -12,8 +12,11 @@ partner and a comment), ``[]`` asks nothing. A question::
 It is shown after the worker's last game, before the completion page (only to workers whose part
 ended with a game: completed or timed out), validated on the server, and stored once per
 participant in ``QuestionnaireResponse`` with the match the ``partner`` questions are about (the
-worker's last match). The exports carry it: a ``questionnaire`` entry in each match's jsonl record
-and ``manage.py export --format questionnaire-csv``.
+worker's last match). Each item is asked once: an item the game itself asked in that match
+(``asked_in_game`` in the game's onboarding module: GuessWhich's feedback ratings, once the
+questioner reached the feedback phase) is left out. The exports carry both: a ``questionnaire``
+entry in each match's jsonl record and ``manage.py export --format questionnaire-csv``, where an
+item answered in the game is marked ``asked_in: game``.
 """
 from __future__ import annotations
 
@@ -29,16 +32,30 @@ ABOUT = ("partner", "study")
 ASKED_AFTER = ("completed", "timed_out")
 
 
-def game_default(game_id: str) -> list[dict]:
+def _onboarding(game_id: str):
     try:
-        module = import_module(f"{get_game(game_id).package}.onboarding")
+        return import_module(f"{get_game(game_id).package}.onboarding")
     except ModuleNotFoundError:
-        return []
-    return list(getattr(module, "QUESTIONNAIRE", []))
+        return None
+
+
+def game_default(game_id: str) -> list[dict]:
+    # copies: the questionnaire page adds its working fields (error, value) to the dicts it gets
+    return [dict(q) for q in getattr(_onboarding(game_id), "QUESTIONNAIRE", [])]
+
+
+def asked_in_game(seat: Seat | None) -> dict:
+    """The questionnaire items the game itself asked this seat (by question id, with the answer it
+    got, ``None`` where skipped): ``asked_in_game(state, role)`` in ``games/<game>/onboarding.py``,
+    GuessWhich's feedback ratings. The questionnaire does not ask them again."""
+    if seat is None:
+        return {}
+    hook = getattr(_onboarding(seat.match.game_id), "asked_in_game", None)
+    return dict(hook(seat.match.state, seat.role)) if hook else {}
 
 
 def questions_for(batch) -> list[dict]:
-    return game_default(batch.game_id) if batch.questionnaire is None else list(batch.questionnaire)
+    return game_default(batch.game_id) if batch.questionnaire is None else [dict(q) for q in batch.questionnaire]
 
 
 def questionnaire_problems(questions) -> list[str]:
@@ -71,11 +88,16 @@ def last_seat(p: Participant) -> Seat | None:
             .order_by("-match__created_at").first())
 
 
+def for_role(questions: list[dict], role: str | None) -> list[dict]:
+    return [q for q in questions if not q.get("roles") or role in q["roles"]]
+
+
 def questions_asked(p: Participant, seat: Seat | None = None) -> list[dict]:
-    """The questions ``p`` is asked (those for its role in its last match)."""
+    """The questions ``p`` is asked: those for its role in its last match, less those the game
+    already asked in that match (``asked_in_game``: each item is asked once)."""
     seat = seat if seat is not None else last_seat(p)
-    role = seat.role if seat else None
-    return [q for q in questions_for(p.batch) if not q.get("roles") or role in q["roles"]]
+    in_game = asked_in_game(seat)
+    return [q for q in for_role(questions_for(p.batch), seat.role if seat else None) if q["id"] not in in_game]
 
 
 def pending(p: Participant) -> bool:
@@ -143,27 +165,49 @@ def questionnaire_submit(*, participant_id: int, data) -> QuestionnaireResponse:
 
 
 def export_entry(match, *, pseudonymise: bool = True) -> list[dict]:
-    """The ``questionnaire`` entry of a match's export record: the answers of each worker whose
-    questionnaire is about this match (its last match), with the questions as asked."""
+    """The ``questionnaire`` entry of a match's export record, one per worker: the answers of each
+    worker whose questionnaire is about this match (its last match), with the questions as asked,
+    plus the batch's questionnaire items the game itself asked this worker in this match
+    (``asked_in_game``; their questions carry ``"asked_in": "game"``), so an item answered in the
+    game is in the questionnaire export as before. ``answered_at`` is null for a worker with only
+    in-game answers."""
     from games.selectors import pseudonym
 
+    responses = {r.participant_id: r for r in QuestionnaireResponse.objects.filter(match=match).select_related("participant")}
+    seats = (Seat.objects.filter(match=match, participant__isnull=False).select_related("participant", "match")
+             .order_by("participant_id"))
+    questions = questions_for(match.batch) if match.batch_id else []
     out = []
-    rows = (QuestionnaireResponse.objects.filter(match=match).select_related("participant")
-            .order_by("participant_id"))
-    roles = dict(Seat.objects.filter(match=match, participant__isnull=False).values_list("participant_id", "role"))
-    for r in rows:
+    for seat in seats:
+        r = responses.pop(seat.participant_id, None)
+        asked, answers = (list(r.questions), dict(r.answers)) if r else ([], {})
+        in_game = asked_in_game(seat)
+        for q in for_role(questions, seat.role):
+            if q["id"] in in_game and in_game[q["id"]] is not None and q["id"] not in answers:
+                asked.append({**q, "asked_in": "game"})
+                answers[q["id"]] = in_game[q["id"]]
+        if r is None and not answers:
+            continue
+        worker = seat.participant.worker_id
+        out.append({"role": seat.role, "worker": pseudonym(worker) if pseudonymise else worker,
+                    "answers": answers, "questions": asked,
+                    "answered_at": r.created_at.isoformat() if r else None})
+    for r in responses.values():   # a response about this match from a worker with no seat in it (none today)
         worker = r.participant.worker_id
-        out.append({"role": roles.get(r.participant_id), "worker": pseudonym(worker) if pseudonymise else worker,
+        out.append({"role": None, "worker": pseudonym(worker) if pseudonymise else worker,
                     "answers": r.answers, "questions": r.questions, "answered_at": r.created_at.isoformat()})
     return out
 
 
-CSV_FIELDS = ["match_id", "batch", "game_id", "role", "worker", "question_id", "about", "kind", "question", "answer"]
+CSV_FIELDS = ["match_id", "batch", "game_id", "role", "worker", "question_id", "about", "kind", "question", "answer",
+              "asked_in"]
 
 
 def write_csv(records, out) -> int:
     """``export --format questionnaire-csv``: one row per answer, joined to the dialogs by match id
-    and the pseudonymised worker id (the same as in the jsonl export); returns the rows written."""
+    and the pseudonymised worker id (the same as in the jsonl export); ``asked_in`` says whether
+    the item was answered in the game (GuessWhich's feedback ratings) or in the questionnaire;
+    returns the rows written."""
     import csv
 
     writer = csv.DictWriter(out, fieldnames=CSV_FIELDS)
@@ -177,6 +221,7 @@ def write_csv(records, out) -> int:
                 writer.writerow({"match_id": record["match_id"], "batch": record["batch"], "game_id": record["game_id"],
                                  "role": entry["role"], "worker": entry["worker"], "question_id": q["id"],
                                  "about": q.get("about", "study"), "kind": q["kind"], "question": q["text"],
-                                 "answer": entry["answers"][q["id"]]})
+                                 "answer": entry["answers"][q["id"]],
+                                 "asked_in": q.get("asked_in", "questionnaire")})
                 n += 1
     return n

@@ -1,6 +1,7 @@
 """GuessWhich's onboarding quiz (crowd/onboarding.py): a few questions on the rules the
 instructions page explains. Change ``version`` whenever a question or answer changes: results are
 kept per version, so a worker who passed an older quiz takes the new one."""
+from games.guesswhich.rules import C
 
 QUIZ = {
     "version": "1",
@@ -28,7 +29,10 @@ QUIZ = {
 
 # The post-game questionnaire a GuessWhich batch asks when it sets none (Batch.questionnaire left
 # null; crowd/questionnaire.py): the game's six feedback ratings of the partner, generalised, and a
-# comment. Asked of the questioner (the answerer never saw the partner's answers).
+# comment. The ratings are for the questioner (the answerer never saw the partner's answers), and
+# the game asks them itself in its feedback phase: the questionnaire leaves out what the game asked
+# (``asked_in_game`` below), so a questioner whose game reached the feedback phase is asked only
+# the comment, and one whose game ended before it (a timeout) is asked the ratings there instead.
 QUESTIONNAIRE = [
     *({"id": key, "kind": "likert", "text": text, "about": "partner", "min": 1, "max": 5, "required": True,
        "roles": ["questioner"]}
@@ -41,3 +45,15 @@ QUESTIONNAIRE = [
     {"id": "comment", "kind": "text", "text": "Anything else about your partner or the game? (optional)",
      "about": "study", "required": False, "max_length": 1000},
 ]
+
+
+def asked_in_game(state: dict, role: str) -> dict:
+    """The questionnaire items this game asked ``role`` itself in a match now in ``state``, by
+    question id, with the answers it got (``None`` for each where the feedback was skipped): the
+    six ratings, once the questioner's game reached its feedback phase (``rules.feedback``).
+    crowd/questionnaire.py does not ask these again and exports these answers with its own."""
+    feedback = state.get("feedback")
+    if role != "questioner" or feedback is None:
+        return {}
+    ratings = feedback.get("ratings") or {}
+    return {key: ratings.get(key) for key in C.RATING_KEYS}
