@@ -16,10 +16,12 @@ timed_out            timed_out        the last game ended by its clock (CoDraw's
 no_partner           no_partner       waited the batch's ``max_wait_s`` and nobody came
 partner_left         partner_left     the partner's browser was gone and this worker ended the game
 partner_inactive     partner_left     the game waited on the partner until the inactivity limit
+partner_never_joined partner_left     the partner never opened the game and the batch ends it (games/presence.py)
 agent_failed         agent_failed     the agent could not act (its fallback failed) or is not installed
 left_waiting         returned_early   pressed "stop waiting and leave"
 left_match           returned_early   left the game; the partner ended it after the grace period
 match_inactive       returned_early   the game waited on this worker until the inactivity limit
+never_joined         returned_early   paired, but never opened the game within GT_SEAT_GRACE_S
 declined             no_consent       did not consent
 failed_onboarding    screened_out     did not pass the batch's onboarding quiz (crowd/onboarding.py)
 ==================== ================ ==========================================================
@@ -37,10 +39,12 @@ OUTCOME_OF_REASON = {
     "no_partner": "no_partner",
     "partner_left": "partner_left",
     "partner_inactive": "partner_left",
+    "partner_never_joined": "partner_left",
     "agent_failed": "agent_failed",
     "left_waiting": "returned_early",
     "left_match": "returned_early",
     "match_inactive": "returned_early",
+    "never_joined": "returned_early",
     "declined": "no_consent",
     "failed_onboarding": "screened_out",
 }

@@ -5,6 +5,10 @@ that holds a lock on the batch row (``SELECT ... FOR UPDATE``) while it reads th
 and creates the match: a waiting worker is never given twice; a worker is one participant per batch (unique
 ``(batch, platform, worker_id)``), so no worker sits in both seats; and a worker is only put back
 in the queue while ``games_played < games_per_worker``.
+
+Only workers whose waiting page is open are paired (games/presence.py): each poll records the
+worker as present; one not heard from for ``GT_PRESENCE_S`` is neither paired nor timed out, and
+is asked "are you still there?" when the page polls again (``participant_present`` answers it).
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from crowd import identity
 from crowd import onboarding as crowd_onboarding
 from crowd import studies as crowd_studies
 from crowd.outcomes import participant_exit
+from games import presence
 from games.models import Batch, Content, Match, Participant, Seat
 from games.registry import get_game
 from games.services import SeatSpec, match_create
@@ -170,6 +175,12 @@ def participant_leave(*, participant_id: int, reason: str = "left_waiting") -> P
     return p
 
 
+def participant_present(*, participant_id: int) -> Participant:
+    """The worker answered "are you still there?" on the waiting page: back in the queue
+    (games.presence.participant_back)."""
+    return presence.participant_back(participant_id)
+
+
 @dataclass(frozen=True)
 class LobbyStatus:
     state: str
@@ -179,6 +190,7 @@ class LobbyStatus:
     max_wait_s: int = 0
     games_played: int = 0
     games_per_worker: int = 1
+    away: bool = False   # waiting, but not heard from for GT_PRESENCE_S: not paired until they answer
 
 
 def _current_seat(p: Participant) -> Seat | None:
@@ -223,15 +235,23 @@ def _match_with_agents(batch: Batch, humans: dict[str, Participant]) -> Match:
     return match
 
 
-def _status(p: Participant, seat: Seat | None = None) -> LobbyStatus:
-    waited = (timezone.now() - p.waiting_since).total_seconds() if p.waiting_since else 0.0
+def _status(p: Participant, seat: Seat | None = None, away: bool = False) -> LobbyStatus:
+    until = presence.heard_at(p) if away else timezone.now()   # away: the time waited while present
+    waited = (until - p.waiting_since).total_seconds() if p.waiting_since else 0.0
     return LobbyStatus(p.state, str(seat.match_id) if seat else None, seat.token if seat else None,
-                       waited, p.batch.max_wait_s, p.games_played, p.batch.games_per_worker)
+                       waited, p.batch.max_wait_s, p.games_played, p.batch.games_per_worker, away)
 
 
 def lobby_poll(*, participant_id: int) -> LobbyStatus:
     """Called by the waiting page about once a second: pair this worker if a partner is there,
-    give up on the partner after the batch's wait, or report the match it was put in."""
+    give up on the partner after the batch's wait, or report the match it was put in. A worker
+    away too long (games/presence.py) is only told so; a present one is recorded as present."""
+    now = timezone.now()
+    p = Participant.objects.select_related("batch").get(pk=participant_id)
+    if p.state == Participant.State.WAITING:
+        if presence.is_away(p, now):
+            return _status(p, away=True)
+        presence.participant_seen(p.pk, now)   # its own write, before any lock below
     with transaction.atomic():
         p = Participant.objects.select_related("batch").get(pk=participant_id)
         batch = p.batch
@@ -263,13 +283,14 @@ def lobby_poll(*, participant_id: int) -> LobbyStatus:
             return _status(me)
         partner = (Participant.objects
                    .filter(batch=batch, state=Participant.State.WAITING, games_played__lt=batch.games_per_worker)
+                   .filter(presence.present_q(now))   # nobody whose waiting page has gone quiet
                    .exclude(pk=me.pk).exclude(worker_id=me.worker_id)
                    .order_by("waiting_since", "id").first())
         if partner is not None and len(roles) >= 2:
             order = roles[:2] if random.random() < 0.5 else roles[1::-1]
             match = _match_with_agents(batch, {order[0]: partner, order[1]: me})
             return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, participant=me))
-        waited = (timezone.now() - me.waiting_since).total_seconds()
+        waited = (timezone.now() - me.waiting_since).total_seconds() if me.waiting_since else 0.0
         if waited >= batch.max_wait_s:
             if batch.on_timeout == Batch.OnTimeout.AGENT:
                 role = roles[me.games_played % len(roles)]

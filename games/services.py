@@ -428,7 +428,10 @@ def _participants_after_match(match: Match, aborted_as: str = "", by: str = "") 
     and the game is not counted: ``match_inactive`` for the seats the game was waiting on,
     ``partner_inactive`` for the others (``agent_failed`` when it waited on an agent only)."""
     from crowd.outcomes import participant_exit
+    from games import presence
 
+    if aborted_as == presence.ABSENT_REASON:   # a seat never opened the game: games/presence.py
+        return presence.participants_after_absent(match)
     seat_rows = list(Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN).exclude(participant=None)
                      .values_list("participant_id", "role"))
     role_of = dict(seat_rows)

@@ -90,6 +90,8 @@ def participant_page(request, token: str):
             lobby.participant_ready(participant_id=p.pk)
         elif step == "leave":
             lobby.participant_leave(participant_id=p.pk)
+        elif step == "present":   # "are you still there?" answered on the waiting page
+            lobby.participant_present(participant_id=p.pk)
         elif step == "quiz":
             return crowd_quality_views.quiz_post(request, p)
         elif step == "practice":
@@ -123,7 +125,7 @@ def participant_page(request, token: str):
             return redirect(f"/m/{status.match_id}/?seat={status.seat_token}")
         p.refresh_from_db()
         if p.state == Participant.State.WAITING:
-            return render(request, "lobby/waiting.html", ctx)
+            return render(request, "lobby/waiting.html", {**ctx, "away": status.away})
     if p.state == Participant.State.DECLINED:
         return render(request, "lobby/declined.html", {**ctx, **crowd_views.done_context(p)})
     return render(request, "lobby/done.html", {**ctx, **crowd_views.done_context(p)})
@@ -143,7 +145,8 @@ def participant_status(request, token: str):
     except lobby.BatchCannotRun as exc:
         return JsonResponse({"state": "unavailable", "error": str(exc), "next_url": f"/p/{p.token}/"}, status=503)
     data = {"state": status.state, "waited_s": round(status.waited_s, 1), "max_wait_s": status.max_wait_s,
-            "games_played": status.games_played, "games_per_worker": status.games_per_worker}
+            "games_played": status.games_played, "games_per_worker": status.games_per_worker,
+            "away": status.away}
     if status.seat_token:
         data["play_url"] = f"/m/{status.match_id}/?seat={status.seat_token}"
     elif status.state != Participant.State.WAITING:

@@ -11,6 +11,8 @@ database alone.
 * An abandoned match: no action for longer than ``Match.inactivity_limit`` (the batch's
   ``inactivity_limit_s``): aborted with reason ``inactive``, and its workers are let go
   (exit reason ``match_inactive``) rather than sent back to the waiting room.
+* A seat of a person that never connected within ``GT_SEAT_GRACE_S`` of the match being made
+  (``games.presence.absent_seats_sweep``): aborted with reason ``partner_never_joined``.
 
 It is not a Celery task: it runs in every web process (an asyncio task started when the server
 starts, ``groundtalk_web/asgi.py``), every ``GT_WATCHDOG_S`` seconds. So it fires when no model
@@ -34,6 +36,7 @@ from django.db.models import DateTimeField, ExpressionWrapper, F, Q
 from django.utils import timezone
 
 from games.models import Match
+from games.presence import absent_seats_sweep
 
 log = logging.getLogger(__name__)
 CLAIM_LIMIT = 50
@@ -54,7 +57,7 @@ def watchdog_sweep(*, now=None) -> Counter:
     """One pass over the overdue matches; returns what it did (``fallback``, ``time_up``, ...)."""
     now = now or timezone.now()
     active = Match.objects.filter(status=Match.Status.ACTIVE)
-    done: Counter = Counter()
+    done: Counter = absent_seats_sweep(now=now)   # seats that never connected (games/presence.py)
     # One read without locks (usually empty); only matches past their own agent's timeout are
     # then locked, so a match whose agent is still within its timeout is never held up.
     candidates = active.filter(_overdue(now)).values_list("id", "agent_seats", "agent_due_since", "deadline_at")

@@ -252,6 +252,11 @@ GT_RL_REDIS_POOL = env_int("GT_RL_REDIS_POOL", 16, minimum=1)             # conn
 GT_RL_REDIS_TIMEOUT_MS = env_int("GT_RL_REDIS_TIMEOUT_MS", 100, minimum=1)
 GT_RL_PREFIX = os.environ.get("GT_RL_PREFIX", "")   # "" = gt:rl:<database name>:
 GT_PARTNER_GONE_S = int(os.environ.get("GT_PARTNER_GONE_S", "60"))
+# Ghost partners (games/presence.py): a waiting worker whose page has not polled for GT_PRESENCE_S
+# is not paired (and is asked "are you still there?" on return); a paired seat whose page has not
+# connected GT_SEAT_GRACE_S after the match began counts as gone (0: never).
+GT_PRESENCE_S = env_int("GT_PRESENCE_S", 8, minimum=2)
+GT_SEAT_GRACE_S = env_int("GT_SEAT_GRACE_S", 15, minimum=0)
 GT_CODRAW_ART_DIR = os.environ.get("GT_CODRAW_ART_DIR", "")
 
 # The action write path (games/services.py, docs/architecture.md). Off switches are for comparisons

@@ -198,5 +198,18 @@
     }).then((r) => r.json());
   }
 
-  window.GT = { SeatClient, el, uid, partnerGone };
+  /* What a match_aborted event tells this seat, in plain words. A partner who never opened the
+   * game (reason partner_never_joined, games/presence.py): this seat goes on by itself to nextUrl,
+   * the waiting room (first in the queue) or the last page, as the batch says. */
+  function abortedText(payload, nextUrl) {
+    const reason = (payload || {}).reason;
+    if (reason === "partner_never_joined") {
+      if (nextUrl) setTimeout(() => { location.href = nextUrl; }, 4000);
+      return "Your partner did not join the game, so it could not start. This is not your fault. " +
+        "Taking you on in a few seconds…";
+    }
+    return reason === "partner_left" ? "The game ended because your partner left." : "The game was stopped.";
+  }
+
+  window.GT = { SeatClient, el, uid, partnerGone, abortedText };
 })();

@@ -49,7 +49,7 @@
           if (ev.type === "agent_timed_out") banner(ev.payload.message);
           else if (ev.type === "match_aborted") {
             onAborted();
-            banner(ev.payload.reason === "partner_left" ? "The game ended because your partner left." : "The game was stopped.");
+            banner(GT.abortedText(ev.payload, S.nextUrl));
           }
         },
         onPresence: (p) => {

@@ -646,7 +646,7 @@
     },
     onEvent: (ev) => {
       if (ev.type === "agent_timed_out") banner(ev.payload.message);
-      else if (ev.type === "match_aborted") { status = "aborted"; banner(ev.payload.reason === "partner_left" ? "The game ended because your partner left." : "The game was stopped."); }
+      else if (ev.type === "match_aborted") { status = "aborted"; banner(GT.abortedText(ev.payload, S.nextUrl)); }
       else if (ev.type === "peek_opened") peekOpenSeen = true;
       else if (ev.type === "peek_closed") peekOpenSeen = false;
       else if (ev.type === "game_ended") peekOpenSeen = false;

@@ -72,7 +72,7 @@
     onView: (v) => v && render(v),
     onEvent: (ev) => {
       if (ev.type === "agent_timed_out") banner(ev.payload.message);
-      else if (ev.type === "match_aborted") { banner(ev.payload.reason === "partner_left" ? "The game ended because your partner left." : "The game was stopped.");
+      else if (ev.type === "match_aborted") { banner(GT.abortedText(ev.payload, S.nextUrl));
         $("finished").hidden = false; $("final").textContent = "This game has ended."; }
       else if (ev.type === "round_started") banner("");
     },
