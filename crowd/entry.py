@@ -10,8 +10,16 @@ A batch lists the entry kinds it accepts (``Batch.entry_kinds``):
   and its ``lab_key``: a token of another batch, an edited name or a made-up token is refused;
   changing ``lab_key`` revokes every link of the batch. A token opened in a second browser is a
   takeover attempt like any other (crowd.identity).
-* ``demo``: ``?worker=NAME`` with any name, only while the server runs embedded (settings.EMBEDDED:
-  SQLite, one process, the newcomer's demo). A live study never accepts it.
+* ``demo``: ``?worker=NAME`` with any name: while the server runs embedded (settings.EMBEDDED:
+  SQLite, one process, the newcomer's demo), or on the full stack when the operator asked for the
+  demo on this machine (``settings.GT_DEMO_ENTRY``: ``GT_DEMO=1`` and a loopback ``HOST``), and
+  then only for a browser on this machine asking for a loopback host name
+  (``check_demo_client``: a request through a proxy names the public host or address). A live
+  study never accepts it. ``/b/<slug>/demo/`` (games.views.demo_entry) makes a new demo person
+  at each click, so one browser can play both seats of a human-human demo batch.
+
+``entry_problems(batch)`` says why nobody can enter a batch on this server (the admin and the
+research pages show it).
 """
 from __future__ import annotations
 
@@ -21,6 +29,9 @@ import re
 
 from django.conf import settings
 from django.core import signing
+from django.core.exceptions import DisallowedHost
+
+from groundtalk_web.loopback import is_loopback
 
 ENTRY_KINDS = ("mturk", "prolific", "lab", "demo")
 KIND_LABELS = {"mturk": "MTurk", "prolific": "Prolific", "lab": "lab", "demo": "demo"}
@@ -54,18 +65,55 @@ def lab_person(batch, token: str) -> str:
     return person
 
 
+DEMO_CLOSED = ("This study does not accept open links: please use the link you were given "
+               "(MTurk, Prolific or your personal lab link).")
+
+
+def demo_entry_open() -> bool:
+    """Whether this server opens demo links at all (embedded, or GT_DEMO=1 on a loopback HOST)."""
+    return bool(settings.EMBEDDED or settings.GT_DEMO_ENTRY)
+
+
+def check_demo_client(request) -> None:
+    """On the full stack a demo link serves only a browser on this machine: the client's address
+    and the host name it asked for must both be loopback (behind a proxy the address is the
+    visitor's, from X-Forwarded-For, and the host the public name). Embedded: anyone (its own
+    guard is gt_listen_check)."""
+    if settings.EMBEDDED:
+        return
+    try:
+        host = request.get_host()
+    except DisallowedHost:
+        host = ""
+    if not (is_loopback(request.META.get("REMOTE_ADDR", "")) and is_loopback(host)):
+        raise EntryRefused(DEMO_CLOSED)
+
+
 def check_kind(batch, platform: str) -> None:
     """Refuse an entry kind the batch does not accept."""
     kinds = batch.entry_kinds or []
     if platform == "demo":
-        if "demo" not in kinds or not settings.EMBEDDED:
-            raise EntryRefused("This study does not accept open links: please use the link you were given "
-                               "(MTurk, Prolific or your personal lab link).")
+        if "demo" not in kinds or not demo_entry_open():
+            raise EntryRefused(DEMO_CLOSED)
         return
     if platform not in kinds:
         accepted = ", ".join(KIND_LABELS[k] for k in kinds if k in KIND_LABELS and k != "demo") or "no links"
         raise EntryRefused(f"This study does not accept {KIND_LABELS.get(platform, platform)} links "
                            f"(it accepts: {accepted}).")
+
+
+def entry_problems(batch) -> list[str]:
+    """Why nobody can enter this batch on this server (empty: someone can). A batch that takes
+    only demo links cannot be entered where demo links are closed (the full stack without
+    GT_DEMO=1 on a loopback HOST)."""
+    kinds = [k for k in batch.entry_kinds or [] if k in ENTRY_KINDS]
+    if not kinds:
+        return ["Nobody can enter it: it takes no entry links (tick lab, MTurk or Prolific under Entry kinds)."]
+    if kinds == ["demo"] and not demo_entry_open():
+        return ["Nobody can enter it here: it takes only demo links (?worker=NAME), which this server does not "
+                "open (only the embedded server does, or the full stack started with GT_DEMO=1 on a loopback HOST, "
+                "from that machine). Tick lab under Entry kinds and hand out lab links."]
+    return []
 
 
 def lab_names(*, names_text: str = "", count: int = 0, prefix: str = "P") -> list[str]:

@@ -27,7 +27,8 @@ class BatchForm(GameFields, forms.ModelForm):
         choices=[(k, crowd_entry.KIND_LABELS[k]) for k in crowd_entry.ENTRY_KINDS], required=False,
         widget=forms.CheckboxSelectMultiple, label="Entry kinds",
         help_text="Who may enter (docs/crowd.md). Lab: signed per-person links from the batch's lab links page. "
-                  "Demo: any ?worker=NAME, and only while the server runs embedded.")
+                  "Demo: any ?worker=NAME, and only while the server runs embedded (or on the full stack "
+                  "started with GT_DEMO=1 on a loopback HOST, from that machine).")
 
     class Meta:
         model = Batch
@@ -62,8 +63,8 @@ class BatchForm(GameFields, forms.ModelForm):
 @admin.register(Batch)
 class BatchAdmin(admin.ModelAdmin):
     form = BatchForm
-    list_display = ("slug", "title", "game_id", "pairing", "games_per_worker", "status", "can_run", "problem",
-                    "created_at")
+    list_display = ("slug", "title", "game_id", "pairing", "games_per_worker", "status", "can_run", "can_enter",
+                    "problem", "created_at")
     list_filter = ("game_id", "pairing", "status")
     prepopulated_fields = {"slug": ("title",)}
     readonly_fields = ("entry_links",)
@@ -83,9 +84,13 @@ class BatchAdmin(admin.ModelAdmin):
     def can_run(self, obj):
         return not batch_problems(obj)
 
+    @admin.display(boolean=True, description="can be entered")
+    def can_enter(self, obj):
+        return not crowd_entry.entry_problems(obj)
+
     @admin.display(description="problem")
     def problem(self, obj):
-        return " ".join(batch_problems(obj))
+        return " ".join(batch_problems(obj) + crowd_entry.entry_problems(obj))
 
     @admin.display(description="Entry links")
     def entry_links(self, obj):
@@ -112,8 +117,10 @@ class BatchAdmin(admin.ModelAdmin):
                             ", ".join(crowd_entry.KIND_LABELS.get(k, k) for k in obj.entry_kinds or []) or "nothing")
         problems_now = batch_problems(obj)
         if problems_now:
-            return format_html('<p style="color:#ba2121">This batch cannot run and is not served: {}</p>{}',
+            rows = format_html('<p style="color:#ba2121">This batch cannot run and is not served: {}</p>{}',
                                " ".join(problems_now), rows)
+        if entry_problems := crowd_entry.entry_problems(obj):
+            rows = format_html('<p style="color:#ba2121" id="entry-problem">{}</p>{}', " ".join(entry_problems), rows)
         return rows
 
     def changeform_view(self, request, *args, **kwargs):

@@ -1,6 +1,6 @@
 """The researcher's staff pages (thin views over :mod:`games.monitor`; docs/monitor.md).
 
-* ``/research/`` – the batches, links to each monitor and to the comparison;
+* ``/research/`` – the batches (and whether anyone can enter each now), links to each monitor and to the comparison;
 * ``/research/batches/<slug>/`` – a batch's live monitor (``?format=json``: the numbers it polls);
 * ``/research/matches/<id>/`` – one match: its log in words, the images, the replay;
 * ``/research/matches/<id>/img/<image_id>.png?size=thumb|full|large`` – any image of the match's
@@ -18,7 +18,9 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
+from crowd import entry as crowd_entry
 from games import monitor
+from games.batches import batch_problems
 from games.clevr import views as clevr_views
 from games.models import Batch, Match
 from games.registry import GAMES
@@ -27,7 +29,9 @@ from games.registry import GAMES
 @staff_member_required
 @require_safe
 def research_home(request):
-    batches = Batch.objects.order_by("-created_at")
+    batches = list(Batch.objects.order_by("-created_at"))
+    for b in batches:   # whether anyone can enter it on this server now, and if not, why
+        b.entry_blockers = batch_problems(b) + crowd_entry.entry_problems(b)
     return render(request, "research/home.html", {"batches": batches})
 
 

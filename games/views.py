@@ -1,9 +1,14 @@
 """HTTP views: thin (parse, call one service or selector, render)."""
 from __future__ import annotations
 
+import secrets
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from crowd import entry as crowd_entry
@@ -21,12 +26,42 @@ from groundtalk_web.errors import error_response
 def home(request):
     from games.batches import runnable
 
-    # Demo batches only, and only in the embedded mode: a live study is never listed (issue 11).
+    # Demo batches only, and only where demo links open (embedded, or GT_DEMO=1 on loopback for a
+    # browser on this machine): a live study is never listed (issue 11).
+    demo = _demo_open_for(request)
     batches = []
-    if settings.EMBEDDED:
+    if demo:
         batches = [b for b in runnable(Batch.objects.filter(status=Batch.Status.OPEN).order_by("slug"))
                    if "demo" in (b.entry_kinds or [])]   # only those that can run
-    return render(request, "home.html", {"batches": batches, "embedded": settings.EMBEDDED})
+    return render(request, "home.html", {"batches": batches, "embedded": settings.EMBEDDED, "demo": demo,
+                                         "two_people": any(b.pairing == Batch.Pairing.HUMAN_HUMAN for b in batches)})
+
+
+def _demo_open_for(request) -> bool:
+    if not crowd_entry.demo_entry_open():
+        return False
+    try:
+        crowd_entry.check_demo_client(request)
+    except crowd_entry.EntryRefused:
+        return False
+    return True
+
+
+@never_cache
+@require_GET
+def demo_entry(request, slug: str):
+    """A new demo person at every visit: a fresh ``?worker=demo-…`` name, then the batch's entry
+    link. So one browser plays both seats of a human-human demo batch, one tab each: each tab's
+    participant is a different one, and the browser's session holds both owner keys
+    (crowd/identity.py). Only for batches that take demo links, where demo links open."""
+    batch = get_object_or_404(Batch, slug=slug)
+    try:
+        crowd_entry.check_kind(batch, "demo")
+        crowd_entry.check_demo_client(request)
+    except crowd_entry.EntryRefused as exc:
+        return render(request, "lobby/entry_error.html", {"batch": batch, "error": str(exc)}, status=403)
+    query = urlencode({"worker": f"demo-{secrets.token_hex(4)}"})
+    return redirect(f"{reverse('batch_entry', kwargs={'slug': batch.slug})}?{query}")
 
 
 def _unavailable(request, batch):
@@ -55,6 +90,8 @@ def batch_entry(request, slug: str):
             return render(request, "lobby/preview.html", {
                 "batch": batch, "game": get_game(batch.game_id), "pay": f"${batch.pay_cents / 100:.2f}",
                 "bonus": f"${batch.bonus_cents / 100:.2f}" if batch.bonus_cents else ""})
+        if params.platform == "demo":
+            crowd_entry.check_demo_client(request)
         participant = lobby.participant_enter(batch=batch, params=params, session=request.session)
     except lobby.OtherBrowser as exc:
         return crowd_views.other_browser(request, exc.participant)

@@ -16,6 +16,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from groundtalk_web.loopback import is_loopback
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -80,6 +82,12 @@ else:   # the embedded demo on one machine
 # reaches the server (workers included). Error pages: templates/4xx.html, 500.html (groundtalk_web/errors.py).
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
+
+# Demo links (?worker=NAME, crowd/entry.py) open the demo batches: always embedded; on the full
+# stack only when the operator asks for the demo (GT_DEMO=1) and the server listens on loopback
+# (HOST, which run.sh passes to uvicorn; unset counts as not loopback), and then only for a
+# browser on this machine (crowd.entry.check_demo_client). Never on a deployment's public address.
+GT_DEMO_ENTRY = EMBEDDED or (env_bool("GT_DEMO", False) and is_loopback(os.environ.get("HOST", "")))
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
 # HTTPS behind a proxy that terminates TLS (docs/operations.md, "HTTPS"). GT_HTTPS=1 (docker-compose's

@@ -15,6 +15,7 @@ from groundtalk_web.crowd_pages import crowd_page
 urlpatterns = [
     path("", views.home, name="home"),
     path("b/<slug:slug>/", crowd_page(views.batch_entry), name="batch_entry"),
+    path("b/<slug:slug>/demo/", views.demo_entry, name="demo_entry"),   # a new demo person per visit
     path("p/<str:token>/", crowd_page(views.participant_page), name="participant"),
     path("p/<str:token>/status", crowd_page(views.participant_status), name="participant_status"),
     path("p/<str:token>/device/", crowd_page(crowd_views.device_start), name="device_start"),

@@ -201,7 +201,7 @@ def test_the_home_page_lists_demo_batches_only_when_embedded(settings):
     assert "live-study" not in home and "Live study" not in home and "demo-one" not in home
     settings.EMBEDDED = True
     home = Client().get("/").content.decode()
-    assert "/b/demo-one/?worker=" in home and "live-study" not in home and "Live study" not in home
+    assert "/b/demo-one/demo/" in home and "live-study" not in home and "Live study" not in home
 
 
 def test_the_mturk_preview_shows_task_pay_and_time():

@@ -45,13 +45,15 @@ class Command(BaseCommand):
             if spec["game_id"] not in GAMES or any(a not in known for a in spec.get("agents", {}).values()):
                 self.stdout.write(f"skipped batch {spec['slug']}: its game or agents are not installed")
                 continue
-            # open entry (?worker=NAME) for the demo, honoured only while the server runs embedded
+            # open entry (?worker=NAME; /b/<slug>/demo/ makes a new name per visit) for the demo,
+            # honoured only embedded, or on the full stack with GT_DEMO=1 on a loopback HOST (crowd/entry.py)
             batch, created = Batch.objects.update_or_create(slug=spec["slug"], defaults={**spec, "entry_kinds": ["demo"]})
-            self.stdout.write(f"{'created' if created else 'updated'} batch {batch.slug}: /b/{batch.slug}/?worker=NAME"
-                              " (embedded mode only)")
+            self.stdout.write(f"{'created' if created else 'updated'} batch {batch.slug}: /b/{batch.slug}/demo/"
+                              " (demo links: embedded, or the full stack with GT_DEMO=1 on a loopback HOST)")
         if opts["admin"]:
             if not settings.EMBEDDED:
-                self.stderr.write("--admin is for the embedded demo only; use createsuperuser.")
+                self.stderr.write("--admin is for the embedded demo only; make a staff account with "
+                                  "manage.py createsuperuser.")
                 return
             User = get_user_model()
             if not User.objects.filter(username="admin").exists():

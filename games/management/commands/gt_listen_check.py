@@ -12,24 +12,15 @@ and the ways out, while
 """
 from __future__ import annotations
 
-import ipaddress
 import os
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from groundtalk_web.loopback import is_loopback
+
 ALLOW = "GT_ALLOW_PUBLIC_DEMO"
-
-
-def is_loopback(host: str) -> bool:
-    name = host.strip().strip("[]").lower()
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def demo_admin_exists() -> bool:
