@@ -12,10 +12,12 @@ exit reason (``Participant.exit_reason``) -> outcome:
 exit reason          outcome          when
 ==================== ================ ==========================================================
 completed            completed        every game of the batch played to its end
-timed_out            timed_out        the last game ended by its clock (CoDraw's 20 minutes)
+time_up              time_up          the last game ended by its clock (CoDraw's 20 minutes)
+timed_out            timed_out        did not take their turn within the batch's turn limit (stalled)
 no_partner           no_partner       waited the batch's ``max_wait_s`` and nobody came
 partner_left         partner_left     the partner's browser was gone and this worker ended the game
 partner_inactive     partner_left     the game waited on the partner until the inactivity limit
+partner_timed_out    partner_left     the partner did not take their turn in time (this worker waited)
 partner_never_joined partner_left     the partner never opened the game and the batch ends it (games/presence.py)
 agent_failed         agent_failed     the agent could not act (its fallback failed) or is not installed
 left_waiting         returned_early   pressed "stop waiting and leave"
@@ -30,15 +32,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-OUTCOMES = ("completed", "timed_out", "no_partner", "partner_left", "agent_failed", "returned_early", "no_consent",
+OUTCOMES = ("completed", "time_up", "timed_out", "no_partner", "partner_left", "agent_failed", "returned_early", "no_consent",
             "screened_out")
 
 OUTCOME_OF_REASON = {
     "completed": "completed",
+    "time_up": "time_up",
     "timed_out": "timed_out",
     "no_partner": "no_partner",
     "partner_left": "partner_left",
     "partner_inactive": "partner_left",
+    "partner_timed_out": "partner_left",
     "partner_never_joined": "partner_left",
     "agent_failed": "agent_failed",
     "left_waiting": "returned_early",
@@ -54,11 +58,13 @@ PAY_KINDS = (FULL, PARTIAL, NONE)
 
 # The defaults (docs/crowd.md says why): whoever did what was asked of them is paid in full, also
 # when the partner or the agent let them down or nobody came within the wait the batch asked for;
-# a worker who left on their own, or let the game wait on them until the inactivity limit, gets
-# nothing; not consenting ends the study before it starts.
+# a worker who left on their own, or let the game wait on them until the inactivity limit, or did
+# not take their turn within the turn limit (stalled), gets nothing; not consenting ends the study
+# before it starts.
 DEFAULT_PAY = {
     "completed": FULL,
-    "timed_out": FULL,
+    "time_up": FULL,
+    "timed_out": NONE,
     "no_partner": FULL,
     "partner_left": FULL,
     "agent_failed": FULL,
@@ -72,7 +78,8 @@ DEFAULT_PAY = {
 # What the worker reads on the last page, in plain words (the reason, then the pay below it).
 REASON_TEXT = {
     "completed": "You finished the study.",
-    "timed_out": "The time for the game ran out. Thank you for playing to the end.",
+    "time_up": "The time for the game ran out. Thank you for playing to the end.",
+    "timed_out": "You did not take your turn in time, so the game ended.",
     "no_partner": "No partner arrived in time.",
     "partner_left": "Your partner left the game, so it ended early. This is not your fault.",
     "agent_failed": "The computer partner stopped working, so the game ended early. This is not your fault.",
@@ -81,6 +88,18 @@ REASON_TEXT = {
     "screened_out": "You did not pass the quiz on the instructions, so you cannot play in this study. "
                          "Thank you for your time.",
 }
+
+# Where an exit reason says more than its outcome's text.
+REASON_TEXT_OF_EXIT = {
+    "partner_timed_out": "Your partner did not take their turn in time, so the game ended early. "
+                         "This is not your fault.",
+}
+
+
+def reason_text(exit_reason: str, outcome: str) -> str:
+    """What the last page says about why the study ended."""
+    return REASON_TEXT_OF_EXIT.get(exit_reason) or REASON_TEXT.get(outcome, "")
+
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
 

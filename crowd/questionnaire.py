@@ -29,7 +29,7 @@ from games.registry import get_game
 
 KINDS = ("likert", "text")
 ABOUT = ("partner", "study")
-ASKED_AFTER = ("completed", "timed_out")
+ASKED_AFTER = ("completed", "time_up")
 
 
 def _onboarding(game_id: str):

@@ -100,7 +100,7 @@ def done_context(p: Participant) -> dict:
     pay_kind = p.pay or outcomes.pay_for(p.batch, outcome).kind
     cents = p.pay_cents if p.pay_cents is not None else outcomes.pay_for(p.batch, outcome).cents
     paid = pay_kind != outcomes.NONE
-    ctx = {"outcome": outcome, "reason_text": outcomes.REASON_TEXT.get(outcome, ""),
+    ctx = {"outcome": outcome, "reason_text": outcomes.reason_text(p.exit_reason, outcome),
            "pay_text": outcomes.pay_text(pay_kind, cents), "paid": paid, "pay_kind": pay_kind,
            "show_code": paid and p.platform != "prolific", "submit_url": "", "prolific_url": "",
            "bonus_text": f"${p.bonus_cents / 100:.2f}" if paid and p.bonus_cents > 0 else ""}

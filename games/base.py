@@ -15,6 +15,18 @@ A rules module (``games/<game>/rules.py``) defines, at module level::
 
     STATIC_STATE_KEYS = ("rounds",)        # optional: state keys no action ever changes; stored
                                            # once per match, not with every snapshot
+    TURN_ACTIONS = {"speaker": ("chat",),  # optional: per role, the action types that take its
+                    "listener": ("click",)}  # turn (absent: any action of a role in ``to_act``)
+    TURN_LIMIT_S = 120                     # optional: the default turn limit of a batch of this
+                                           # game (seconds; absent: DEFAULT_TURN_LIMIT_S)
+
+The turn clock (issue 20): a person whose turn it is takes it only with an action the game waits
+for. In the colour game both players may chat at any time, but the speaker's turn is taken by
+describing the target (its first message of the round) and the listener's only by the click;
+chat from the listener, or more chat from the speaker, does not restart the clock.
+:func:`turn_taken` is the one definition the platform uses (games/match_store.py writes the clock,
+games/watchdog.py reads it): an action takes a turn when the acting role was in ``to_act`` and
+the action's type is one of its ``TURN_ACTIONS``, or when the action changed who is to act.
 
 Invariants every rules module keeps (``tests/test_game_contract.py`` checks them for every
 registered game):
@@ -35,6 +47,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SYSTEM = "system"
+
+# A batch's turn limit when its game's rules declare no TURN_LIMIT_S (seconds).
+DEFAULT_TURN_LIMIT_S = 180
 
 
 class IllegalAction(Exception):
@@ -117,3 +132,29 @@ def at_ms(action: dict) -> int:
     require(isinstance(value, int) and not isinstance(value, bool), "bad_action",
             "The action carries no server timestamp.")
     return value
+
+
+def turn_actions(rules, role: str) -> tuple[str, ...] | None:
+    """The action types that take ``role``'s turn (``TURN_ACTIONS``), or None: any action does."""
+    declared = getattr(rules, "TURN_ACTIONS", None)
+    if declared is None:
+        return None
+    return tuple(declared.get(role, ()))
+
+
+def turn_taken(rules, before: dict, after: dict, role: str, kind: str) -> bool:
+    """Whether ``role``'s action of type ``kind`` (taking ``before`` to ``after``) took a turn: the
+    clock of whose turn it is restarts. True when the roles to act changed (whoever acted, the
+    system included), or when ``role`` was to act and ``kind`` is one of its turn actions."""
+    waited_on = tuple(rules.to_act(before))
+    if tuple(rules.to_act(after)) != waited_on:
+        return True
+    if role not in waited_on:
+        return False
+    allowed = turn_actions(rules, role)
+    return allowed is None or kind in allowed
+
+
+def turn_limit_s(rules) -> int:
+    """The game's default turn limit (``TURN_LIMIT_S``, else :data:`DEFAULT_TURN_LIMIT_S`)."""
+    return int(getattr(rules, "TURN_LIMIT_S", DEFAULT_TURN_LIMIT_S))

@@ -125,7 +125,7 @@ def lock_match(match_id) -> Match | None:
     if not _pg():
         return (Match.objects.select_for_update()
                 .only("id", "batch_id", "game_id", "state", "state_static", "seq", "status", "agent_seats",
-                      "agent_due_since")
+                      "agent_due_since", "turn_limit", "turn_since", "stalled_role")
                 .filter(pk=key).first())
     cached_seq, cached_state = state_cache.peek(key)
     known_seq = -1 if cached_seq is None else cached_seq
@@ -183,7 +183,7 @@ def write_action(match: Match, rows: list[MatchEvent], *, finished: bool) -> Non
         elif agent_acted or match.agent_due_since is None:
             match.agent_due_since = timezone.now()
         fields = ["state", "seq", "outcome", "updated_at", "agent_due_since"] + (
-            ["status", "finished_at"] if finished else [])
+            ["status", "finished_at"] if finished else []) + _turn_clock_orm(match, finished)
         match.save(update_fields=fields)
         return
     insert_sql, insert_params = _insert_sql(rows)
@@ -191,6 +191,22 @@ def write_action(match: Match, rows: list[MatchEvent], *, finished: bool) -> Non
     with connection.cursor() as cur:
         cur.execute(f"WITH appended AS ({insert_sql}) {update_sql}", insert_params + update_params)
     _cache_on_commit(match)
+
+
+def _turn_clock_orm(match: Match, finished: bool) -> list[str]:
+    """The turn clock of the SQL in ``_update_sql``, for the ORM (the embedded SQLite); the fields set."""
+    from games.models import Seat
+
+    taken = getattr(match, "_turn_taken", True)
+    humans_due = not finished and any(r not in match.agent_seats for r in to_act_roles(match))
+    if match.turn_limit is None or not humans_due:
+        match.turn_since = None
+    elif taken or match.turn_since is None:
+        match.turn_since = timezone.now()
+    if match.stalled_role and taken and not Seat.objects.filter(
+            match_id=match.id, kind=Seat.Kind.HUMAN, connected=0, left_at__isnull=False).exists():
+        match.stalled_role = ""
+    return ["turn_since", "stalled_role"]
 
 
 def _cache_on_commit(match: Match) -> None:
@@ -414,6 +430,17 @@ def _update_sql(match: Match, finished: bool, *, actor: str) -> tuple[str, list]
     sql += (", agent_due_since = CASE WHEN NOT agent_seats ?| %s::text[] THEN NULL "
             "WHEN agent_seats ? %s THEN %s ELSE COALESCE(agent_due_since, %s) END")
     params += [[] if finished else to_act_roles(match), actor, now, now]
+    # The turn clock (games.base.turn_taken), also in this statement: since when a human seat (one
+    # not in agent_seats) has been due; restarted only by an action that took a turn. A stall the
+    # watchdog recorded is cleared when the turn is taken while no human seat is gone (a staller
+    # who plays once the partner has left is still the one who stalled).
+    taken = getattr(match, "_turn_taken", True)
+    sql += (", turn_since = CASE WHEN turn_limit IS NULL OR agent_seats ?& %s::text[] THEN NULL "
+            "WHEN %s OR turn_since IS NULL THEN %s ELSE turn_since END"
+            ", stalled_role = CASE WHEN stalled_role = '' OR NOT %s THEN stalled_role "
+            "WHEN EXISTS (SELECT 1 FROM games_seat gone WHERE gone.match_id = games_match.id AND gone.kind = 'human' "
+            "AND gone.connected = 0 AND gone.left_at IS NOT NULL) THEN stalled_role ELSE '' END")
+    params += [[] if finished else to_act_roles(match), taken, now, taken]
     if finished:
         sql += ", status = %s, finished_at = %s"
         params += [match.status, match.finished_at]

@@ -61,6 +61,11 @@ class Batch(models.Model):
     inactivity_limit_s = models.PositiveIntegerField(
         default=600, help_text="A match with no action for this long is aborted (reason 'inactive') and its "
                                "workers are let go; 0: never.")
+    turn_limit_s = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="A person who does not take their turn (the move the game waits for: chat alone does not count) "
+                  "for this long has timed out: the partner may end the game with full pay, and the one who "
+                  "stalled gets the pay for 'timed_out'. Empty: the game's default; 0: never.")
     on_timeout = models.CharField(max_length=8, choices=OnTimeout.choices, default=OnTimeout.LEAVE)
     on_partner_absent = models.CharField(
         max_length=8, choices=OnPartnerAbsent.choices, default=OnPartnerAbsent.REQUEUE,
@@ -217,9 +222,22 @@ class Match(models.Model):
     # No action for this long (from ``updated_at``) and the watchdog aborts the match as
     # ``inactive``: everyone has left. From the batch (``Batch.inactivity_limit_s``); None: never.
     inactivity_limit = models.DurationField(null=True, blank=True)
+    # The turn clock (issue 20): since when the person (a human seat) the game waits on has been
+    # due, restarted only by an action that takes the turn (games.base.turn_taken: chat that is not
+    # the awaited move does not); None when no human seat is due or the match has no turn limit.
+    # Written by every action in the same statement as the snapshot (games/match_store.py).
+    turn_since = models.DateTimeField(null=True, blank=True)
+    # From the batch (``Batch.turn_limit_s``, else the game's ``TURN_LIMIT_S``); None: never.
+    turn_limit = models.DurationField(null=True, blank=True)
+    # The seat that did not take its turn within the limit (the watchdog records it, with a
+    # ``turn_timed_out`` event), and when; cleared when it takes its turn while its partner is there.
+    stalled_role = models.CharField(max_length=32, blank=True, default="")
+    stalled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [
+            models.Index(fields=["turn_since"], name="match_turn_due",
+                         condition=models.Q(status="active", turn_since__isnull=False)),
             models.Index(fields=["agent_due_since"], name="match_agent_due",
                          condition=models.Q(status="active", agent_due_since__isnull=False)),
             models.Index(fields=["deadline_at"], name="match_deadline",

@@ -23,6 +23,7 @@ Invariant: for every match, ``Match.state`` equals replaying its logged actions 
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 import uuid
@@ -36,11 +37,12 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from games import match_store
-from games.base import SYSTEM, Event, IllegalAction
+from games.base import SYSTEM, Event, IllegalAction, turn_limit_s, turn_taken
 from games.models import Batch, Match, MatchEvent, Participant, Seat
 from games.registry import get_game
 
 
+log = logging.getLogger(__name__)
 CONDITIONAL_WRITES = settings.GT_CONDITIONAL_WRITES
 ASYNC_WRITES = settings.GT_ASYNC_WRITES
 
@@ -162,6 +164,7 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
     dynamic, static = match_store.split_static(game_id, state)
     agent_seats = {r: s.agent_name for r, s in seats.items() if s.kind == Seat.Kind.AGENT} if wake_agents else {}
     created = timezone.now()
+    turn_limit = batch_turn_limit(batch, spec)
     match = Match.objects.create(
         batch=batch, game_id=game_id, seed=seed, config=config, content=content, content_ref=content_ref,
         state=dynamic, state_static=static, agent_seats=agent_seats,
@@ -170,6 +173,9 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
                      if config.get("time_limit_s") else None),
         inactivity_limit=(timedelta(seconds=batch.inactivity_limit_s)
                           if batch is not None and batch.inactivity_limit_s else None),
+        turn_limit=turn_limit,
+        turn_since=created if turn_limit is not None and any(
+            r not in agent_seats for r in spec.rules.to_act(state)) else None,
     )
     match.state = state   # the whole snapshot, as every load gives it (``Match.from_db``)
     match._static_stored = static is not None
@@ -187,6 +193,15 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
     match.save(update_fields=["seq", "outcome"])
     _after_commit(match, rows)
     return match
+
+
+def batch_turn_limit(batch: Batch | None, spec) -> timedelta | None:
+    """A match's turn limit: the batch's ``turn_limit_s`` (0: none), else the game's default
+    (``TURN_LIMIT_S``); None for a match outside a batch (simulations, practice rounds)."""
+    if batch is None:
+        return None
+    seconds = batch.turn_limit_s if batch.turn_limit_s is not None else turn_limit_s(spec.rules)
+    return timedelta(seconds=seconds) if seconds else None
 
 
 def _agent_model(seat: SeatSpec) -> dict:
@@ -239,6 +254,7 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
         new_state, events = spec.rules.apply(match.state, role, stamped)
         if not events:
             raise IllegalAction("no_effect", "That action changes nothing.")
+        match._turn_taken = turn_taken(spec.rules, match.state, new_state, role, stamped["type"])
         rows = []
         if notice is not None:
             rows += _rows(match, match.seq + 1, [notice], actor=SYSTEM, t=t)
@@ -286,6 +302,7 @@ def _prepare_if_current(match_id, role: str, action: dict, client_action_id: str
         return None   # the end of a match also updates its participants: the locked way does it
     base_seq = match.seq
     rows = _rows(match, base_seq + 1, events, actor=role, t=t, action=stamped, client_action_id=client_action_id)
+    match._turn_taken = turn_taken(spec.rules, match.state, new_state, role, stamped["type"])
     match.state = new_state
     match.seq = rows[-1].seq
     match.outcome = spec.rules.outcome(new_state)
@@ -417,7 +434,11 @@ def match_abort(*, match_id, reason: str, role: str = SYSTEM) -> Match:
 LET_GO_REASONS = {"inactive": "match_inactive"}
 # The exit reason of a worker whose last game ended this way (crowd/outcomes.py maps each to
 # what it earns): an abort's reason, or the game's clock for a match the rules ended as timed_out.
-LAST_GAME_REASONS = {"partner_left": "partner_left", "agent_failed": "agent_failed", "time_up": "timed_out"}
+LAST_GAME_REASONS = {"partner_left": "partner_left", "agent_failed": "agent_failed", "time_up": "time_up",
+                     "partner_stalled": "partner_timed_out"}
+# Aborts whose outcomes a stall decides (``match_staller``): whoever stalled gets ``timed_out``,
+# whoever waited on them the partner's pay, whichever of them ended the game.
+STALL_DECIDES = {"partner_left", "partner_stalled", *LET_GO_REASONS}
 
 
 def _participants_after_match(match: Match, aborted_as: str = "", by: str = "") -> None:
@@ -426,7 +447,13 @@ def _participants_after_match(match: Match, aborted_as: str = "", by: str = "") 
     (``by``, ``match_abort``'s ``role``), the seats that had left end their part (``left_match``, the game
     not counted). Aborted because nobody acted (``LET_GO_REASONS``), every worker's part ends
     and the game is not counted: ``match_inactive`` for the seats the game was waiting on,
-    ``partner_inactive`` for the others (``agent_failed`` when it waited on an agent only)."""
+    ``partner_inactive`` for the others (``agent_failed`` when it waited on an agent only).
+
+    When a person stalled the match (``match_staller``: did not take their turn within the turn
+    limit) and it was aborted as ``partner_left``, ``partner_stalled`` or ``inactive``, the stall
+    decides whoever pressed the button: the staller ends as ``timed_out``; the partner who ended it
+    goes on (its game counts; ``partner_timed_out`` if it was the last), a partner who had left
+    since ends as ``partner_timed_out``, and the inactivity limit lets it go as ``partner_inactive``."""
     from crowd.outcomes import participant_exit
     from games import presence
 
@@ -437,8 +464,20 @@ def _participants_after_match(match: Match, aborted_as: str = "", by: str = "") 
     role_of = dict(seat_rows)
     due = set(_roles_due_at_abort(match)) if aborted_as in LET_GO_REASONS else set()
     humans_due = due & set(role_of.values())
+    staller = match_staller(match, human_roles=set(role_of.values())) if aborted_as in STALL_DECIDES else ""
     for p in Participant.objects.select_for_update().filter(pk__in=role_of).select_related("batch"):
         role = role_of[p.pk]
+        ended_as = aborted_as
+        if staller:
+            # Who stalled decides, not who pressed the button: the staller timed out; a partner who
+            # waited and left since is paid as the partner of a staller; the one who ended it goes on.
+            if role == staller or (role != by and aborted_as not in LET_GO_REASONS):
+                p.save(update_fields=participant_exit(p, "timed_out" if role == staller else "partner_timed_out"))
+                continue
+            if aborted_as in LET_GO_REASONS:
+                p.save(update_fields=participant_exit(p, "partner_inactive"))
+                continue
+            ended_as = "partner_stalled"   # the partner who waited ended the game: it counts
         if aborted_as in LET_GO_REASONS:
             reason = ("partner_inactive" if humans_due and role not in due
                       else "agent_failed" if due and not humans_due else LET_GO_REASONS[aborted_as])
@@ -450,13 +489,87 @@ def _participants_after_match(match: Match, aborted_as: str = "", by: str = "") 
         p.games_played += 1
         fields = ["games_played", "state", "waiting_since"]
         if p.games_played >= p.batch.games_per_worker:
-            last = LAST_GAME_REASONS.get(aborted_as) or (
-                "timed_out" if match.status == Match.Status.TIMED_OUT else "completed")
+            last = LAST_GAME_REASONS.get(ended_as) or (
+                "time_up" if match.status == Match.Status.TIMED_OUT else "completed")
             fields += participant_exit(p, last)
         else:
             p.state = Participant.State.WAITING
             p.waiting_since = timezone.now()
         p.save(update_fields=sorted(set(fields)))
+
+
+def match_staller(match: Match, *, human_roles: set[str], now=None) -> str:
+    """The human seat that stalled ``match`` (loaded in full), or "": the one the watchdog recorded
+    (``stalled_role``), else a seat due whose turn clock has run out by ``now`` (the watchdog has
+    not come by yet). A seat whose partner had left before its clock ran out did not stall: the
+    partner left first."""
+    if match.stalled_role:
+        return match.stalled_role if match.stalled_role in human_roles else ""
+    if match.turn_limit is None or match.turn_since is None:
+        return ""
+    ran_out = match.turn_since + match.turn_limit
+    if ran_out > (now or timezone.now()):
+        return ""
+    due = [r for r in get_game(match.game_id).rules.to_act(match.state) if r in human_roles]
+    if not due:
+        return ""
+    left_first = (Seat.objects.filter(match_id=match.id, kind=Seat.Kind.HUMAN, connected=0, left_at__lte=ran_out)
+                  .exclude(role=due[0]).exists())
+    return "" if left_first else due[0]
+
+
+@transaction.atomic
+def match_turn_timed_out(*, match_id, now=None) -> str:
+    """A person did not take their turn within the match's turn limit (the watchdog calls this):
+    record who (``stalled_role``, ``stalled_at``) and tell both seats (a ``turn_timed_out`` event,
+    which offers the partner to end the game, ``match_end_stalled``). Returns ``turn_timed_out``,
+    or ``not_due`` (the turn was taken, the partner had left first, or it is already recorded).
+    The inactivity clock (``updated_at``) is not restarted."""
+    now = now or timezone.now()
+    match = Match.objects.select_for_update().filter(pk=match_id, status=Match.Status.ACTIVE).first()
+    if match is None or match.stalled_role:
+        return "not_due"
+    humans = set(Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN).values_list("role", flat=True))
+    role = match_staller(match, human_roles=humans, now=now)
+    if not role:
+        return "not_due"
+    limit_s = int(match.turn_limit.total_seconds())
+    rows = _rows(match, match.seq + 1, [Event("turn_timed_out", {"role": role, "limit_s": limit_s})],
+                 actor=SYSTEM, t=now_ms())
+    MatchEvent.objects.bulk_create(rows)
+    match.seq = rows[-1].seq
+    Match.objects.filter(pk=match.pk).update(seq=match.seq, stalled_role=role, stalled_at=now)
+    log.info("match %s: the %s did not take their turn within %d s", match.id, role, limit_s)
+    _after_commit(match, rows)
+    return "turn_timed_out"
+
+
+def stall_offer(*, match: Match, role: str, now=None) -> str:
+    """The seat that ``role`` may end ``match`` over (it has stalled and is still due, its turn
+    clock past the limit), or "". ``match`` loaded in full."""
+    if match.status != Match.Status.ACTIVE:
+        return ""
+    humans = set(Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN).values_list("role", flat=True))
+    now = now or timezone.now()
+    staller = match_staller(match, human_roles=humans, now=now)
+    if not staller or staller == role or role not in humans:
+        return ""
+    still_due = (staller in get_game(match.game_id).rules.to_act(match.state) and match.turn_since is not None
+                 and match.turn_limit is not None and match.turn_since + match.turn_limit <= now)
+    return staller if still_due else ""
+
+
+def match_end_stalled(*, match_id, role: str) -> bool:
+    """The partner who waited (``role``) ends the match because the other seat did not take its
+    turn in time: aborted as ``partner_stalled``; ``role`` is paid as the partner of a staller
+    (its game counts), the staller ends as ``timed_out``. False (nothing changed) when there is
+    no such offer now (the staller has taken the turn, or the match is over)."""
+    with transaction.atomic():
+        match = Match.objects.select_for_update().filter(pk=match_id).first()
+        if match is None or not stall_offer(match=match, role=role):
+            return False
+        match_abort(match_id=match_id, reason="partner_stalled", role=role)
+    return True
 
 
 def _roles_due_at_abort(match: Match) -> list[str]:

@@ -238,6 +238,55 @@ def match_partner_gone(request, match_id):
     return JsonResponse({"ended": True})
 
 
+def _seat_for(request, match_id, token: str):
+    """The seat of ``token`` in this match, or an answer that refuses (404, or 403 for another browser)."""
+    seat = selectors.seat_by_token(token)
+    if seat is None or str(seat.match_id) != str(match_id):
+        raise Http404("No such seat in this match.")
+    if not identity.seat_allowed(request.session, seat):
+        return None, JsonResponse({"ended": False, "message": "This study is open in another browser."}, status=403)
+    return seat, None
+
+
+@never_cache
+@require_GET
+def match_turn(request, match_id):
+    """The turn clock as this seat may act on it (static/gt/stall.js): whether its partner has not
+    taken their turn within the limit (``offer``: this seat may end the game), or whether this seat
+    has not (``stalled``), with what ending the game would pay each, in plain words."""
+    from crowd.outcomes import pay_for, pay_text
+    from games.models import Match
+    from games.services import stall_offer
+
+    seat, refused = _seat_for(request, match_id, request.GET.get("seat", ""))
+    if refused:
+        return refused
+    match = Match.objects.get(pk=seat.match_id)
+    offer = stall_offer(match=match, role=seat.role)
+    stalled = (match.status == Match.Status.ACTIVE and match.stalled_role == seat.role)
+    limit_s = int(match.turn_limit.total_seconds()) if match.turn_limit else None
+    data = {"offer": bool(offer), "stalled": stalled, "limit_s": limit_s, "pay_text": ""}
+    batch = match.batch
+    if batch is not None and (offer or stalled):
+        pay = pay_for(batch, "partner_left" if offer else "timed_out")
+        data["pay_text"] = pay_text(pay.kind, pay.cents)
+    return JsonResponse(data)
+
+
+@require_POST
+def match_end_stalled(request, match_id):
+    """The partner who waited ends the game: the other seat did not take its turn in time."""
+    from games.services import match_end_stalled as end
+
+    seat, refused = _seat_for(request, match_id, request.POST.get("seat", ""))
+    if refused:
+        return refused
+    if not end(match_id=seat.match_id, role=seat.role):
+        return JsonResponse({"ended": False, "message": "Your partner has taken their turn, or the game is over: "
+                                                        "the game goes on."}, status=409)
+    return JsonResponse({"ended": True})
+
+
 @require_GET
 def action_schema(request, game_id: str):
     """A game's actions as JSON Schema (games/actions.py; docs/schemas/<game_id>.json is a copy)."""

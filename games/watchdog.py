@@ -11,6 +11,10 @@ database alone.
 * An abandoned match: no action for longer than ``Match.inactivity_limit`` (the batch's
   ``inactivity_limit_s``): aborted with reason ``inactive``, and its workers are let go
   (exit reason ``match_inactive``) rather than sent back to the waiting room.
+* A person who stalls: the seat the game waits on has not taken its turn within
+  ``Match.turn_limit`` (the batch's ``turn_limit_s``; ``Match.turn_since``, restarted only by the
+  awaited action, never by chat): recorded as ``stalled_role`` with a ``turn_timed_out`` event
+  (``games.services.match_turn_timed_out``), which offers the partner to end the game with full pay.
 * A seat of a person that never connected within ``GT_SEAT_GRACE_S`` of the match being made
   (``games.presence.absent_seats_sweep``): aborted with reason ``partner_never_joined``.
 
@@ -32,7 +36,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import DateTimeField, ExpressionWrapper, F, Q
+from django.db.models import DateTimeField, Exists, ExpressionWrapper, F, OuterRef, Q
 from django.utils import timezone
 
 from games.models import Match
@@ -63,12 +67,13 @@ def watchdog_sweep(*, now=None) -> Counter:
     candidates = active.filter(_overdue(now)).values_list("id", "agent_seats", "agent_due_since", "deadline_at")
     due = [pk for pk, seats, since, deadline in candidates[:CLAIM_LIMIT * 4] if _is_due(seats, since, deadline, now)]
     due += [pk for pk in _idle(active, now).values_list("id", flat=True)[:CLAIM_LIMIT] if pk not in due]
+    due += [pk for pk in _stalled(active, now).values_list("id", flat=True)[:CLAIM_LIMIT] if pk not in due]
     if not due:
         return done
     with transaction.atomic():
         claimed = list(active.select_for_update(skip_locked=True).filter(pk__in=due[:CLAIM_LIMIT])
                        .only("id", "seq", "agent_seats", "agent_due_since", "deadline_at", "updated_at",
-                             "inactivity_limit"))
+                             "inactivity_limit", "turn_since", "turn_limit", "stalled_role"))
         for match in claimed:
             try:
                 with transaction.atomic():
@@ -84,6 +89,18 @@ def _idle(active, now):
     return (active.filter(inactivity_limit__isnull=False)
             .alias(idle_at=ExpressionWrapper(F("updated_at") + F("inactivity_limit"), output_field=DateTimeField()))
             .filter(idle_at__lte=now))
+
+
+def _stalled(active, now):
+    """Active matches whose human seat due has not taken its turn within the turn limit, not yet
+    recorded. A match with a person gone is left to the partner-gone check (the partner may have
+    left first: ``match_staller`` decides when it ends)."""
+    from games.models import Seat
+
+    gone = Seat.objects.filter(match=OuterRef("pk"), kind=Seat.Kind.HUMAN, connected=0, left_at__isnull=False)
+    return (active.filter(turn_since__isnull=False, turn_limit__isnull=False, stalled_role="")
+            .alias(ran_out=ExpressionWrapper(F("turn_since") + F("turn_limit"), output_field=DateTimeField()))
+            .filter(ran_out__lte=now).exclude(Exists(gone)))
 
 
 def _timeout_s(name: str) -> tuple[float, bool]:
@@ -117,7 +134,7 @@ def _is_due(agent_seats: dict, since, deadline, now) -> bool:
 def _move_on(match: Match, now) -> str:
     """What the watchdog does for one claimed match (its row is locked by the caller)."""
     from agents.services import agent_fallback_turn
-    from games.services import match_abort, match_time_up
+    from games.services import match_abort, match_time_up, match_turn_timed_out
 
     if match.inactivity_limit is not None and match.updated_at + match.inactivity_limit <= now:
         match_abort(match_id=match.id, reason="inactive")   # everyone has left
@@ -126,6 +143,10 @@ def _move_on(match: Match, now) -> str:
         if match_time_up(match_id=match.id) not in ("ended", "already"):
             match_abort(match_id=match.id, reason="time_up")   # rules without a clock of their own
         return "time_up"
+    if (match.turn_since is not None and match.turn_limit is not None and not match.stalled_role
+            and match.turn_since + match.turn_limit <= now
+            and match_turn_timed_out(match_id=match.id, now=now) == "turn_timed_out"):   # not if the partner left first
+        return "turn_timed_out"
     if match.agent_due_since is None:
         return "not_due"
     waiting = False

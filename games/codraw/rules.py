@@ -84,6 +84,10 @@ TELLER, DRAWER = ROLES
 ACTIONS = ("chat", "peek", "close_peek", "end", "place", "update", "remove", "time_up")
 CANVAS_ACTIONS = ("place", "update", "remove")
 MAX_MESSAGE_LEN = 140
+# What takes a turn (games/base.py, the turn clock): the Teller's message (or ending the game), the
+# Drawer's reply. Canvas changes and the peek are part of a turn, not the end of one.
+TURN_ACTIONS = {TELLER: ("chat", "end"), DRAWER: ("chat",)}
+TURN_LIMIT_S = 300
 TIME_LIMIT_S = 1200
 OFF_CANVAS_MARGIN = 100
 PHASE_TELLER, PHASE_DRAWER, PHASE_OVER = "teller", "drawer", "over"

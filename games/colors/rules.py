@@ -46,6 +46,11 @@ N_COLORS = 3
 # Keys of the state no action changes: stored once per match instead of with every action's
 # snapshot (games/match_store.py; the game contract tests check the promise).
 STATIC_STATE_KEYS = ("rounds", "max_message_len", "seed")
+# What takes a turn (games/base.py, the turn clock): the speaker's is taken by describing the target
+# (its first message of the round changes who is to act), the listener's only by the click. Chat
+# from the listener, or more chat from the speaker, does not restart the clock.
+TURN_ACTIONS = {"speaker": ("chat",), "listener": ("click",)}
+TURN_LIMIT_S = 120
 
 
 # ----------------------------------------------------------------------------------------- the state

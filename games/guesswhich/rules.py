@@ -61,6 +61,12 @@ class C:
     ACTIONS = ("ask", "answer", "guess", "feedback", "skip_feedback")
 
 
+# What takes a turn (games/base.py, the turn clock): every move of the seat the game waits for (there
+# is no free chat in GuessWhich); the feedback is the questioner's last turn.
+TURN_ACTIONS = {"questioner": ("ask", "guess", "feedback", "skip_feedback"), "answerer": ("answer",)}
+TURN_LIMIT_S = 180
+
+
 # Who may send each action type.
 _ACTOR = {"ask": "questioner", "answer": "answerer", "guess": "questioner", "feedback": "questioner",
           "skip_feedback": "questioner"}

@@ -32,6 +32,11 @@ class C:
     ACTIONS = ("ask", "answer")
 
 
+# What takes a turn (games/base.py, the turn clock): the question, the answer.
+TURN_ACTIONS = {"questioner": ("ask",), "answerer": ("answer",)}
+TURN_LIMIT_S = 180
+
+
 def initial_state(content: dict, seed: int, config: dict) -> dict:
     rounds = int((config or {}).get("rounds", C.ROUNDS))
     if not 1 <= rounds <= 50:

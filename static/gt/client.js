@@ -163,6 +163,7 @@
     applyEvent(ev) {
       if (this.lastSeq !== null && ev.seq <= this.lastSeq) return;
       this.onEvent(ev);
+      for (const hook of eventHooks) hook(ev, this);   // what every game page shares (gt/stall.js)
       this.lastSeq = ev.seq;
     }
 
@@ -208,8 +209,10 @@
       return "Your partner did not join the game, so it could not start. This is not your fault. " +
         "Taking you on in a few seconds…";
     }
+    if (reason === "partner_stalled") return "The game ended because a turn was not taken in time.";
     return reason === "partner_left" ? "The game ended because your partner left." : "The game was stopped.";
   }
 
-  window.GT = { SeatClient, el, uid, partnerGone, abortedText };
+  const eventHooks = [];
+  window.GT = { SeatClient, el, uid, partnerGone, abortedText, eventHooks };
 })();

@@ -24,7 +24,7 @@ from .factories import lab_url
 
 pytestmark = pytest.mark.django_db
 
-PROLIFIC_CODES = {"completed": "C0MPLETE", "timed_out": "TIMEUP1", "no_partner": "NOPARTNER",
+PROLIFIC_CODES = {"completed": "C0MPLETE", "time_up": "TIMEUP1", "no_partner": "NOPARTNER",
                   "partner_left": "PLEFT", "agent_failed": "AGENTX", "no_consent": "NOCONSENT"}
 
 
@@ -48,8 +48,8 @@ def written_exit_reasons() -> set[str]:
 
 def test_every_exit_reason_the_code_writes_has_an_outcome():
     reasons = written_exit_reasons()
-    assert {"completed", "timed_out", "no_partner", "partner_left", "agent_failed", "left_waiting", "left_match",
-            "match_inactive", "declined"} <= reasons
+    assert {"completed", "time_up", "timed_out", "no_partner", "partner_left", "agent_failed", "left_waiting",
+            "left_match", "match_inactive", "partner_timed_out", "declined"} <= reasons
     assert reasons <= set(outcomes.OUTCOME_OF_REASON), reasons - set(outcomes.OUTCOME_OF_REASON)
     assert set(outcomes.OUTCOME_OF_REASON.values()) == set(outcomes.OUTCOMES) == set(outcomes.DEFAULT_PAY)
     for outcome in outcomes.OUTCOMES:
@@ -166,7 +166,7 @@ def test_partner_left_pays_the_one_who_stayed_and_not_the_one_who_left():
 
 @pytest.mark.parametrize("reason,exit_reason,outcome,text", [
     ("agent_failed", "agent_failed", "agent_failed", "The computer partner stopped working"),
-    ("time_up", "timed_out", "timed_out", "The time for the game ran out."),
+    ("time_up", "time_up", "time_up", "The time for the game ran out."),
 ])
 def test_an_aborted_last_game_names_why(reason, exit_reason, outcome, text):
     b = make_batch(pay_cents=100, exit_pay={outcome: {"pay": "partial", "cents": 70}})
@@ -264,9 +264,12 @@ def test_the_batch_form_refuses_bad_crowd_settings(field, value, message):
 
 
 def test_outcome_defaults_and_overrides():
-    b = make_batch(pay_cents=120, exit_pay={"returned_early": "partial", "timed_out": {"pay": "none"}})
+    b = make_batch(pay_cents=120, exit_pay={"returned_early": "partial", "time_up": {"pay": "none"}})
     assert outcomes.pay_for(b, "completed") == outcomes.Pay("full", 120)
     assert outcomes.pay_for(b, "returned_early") == outcomes.Pay("partial", 60)   # no cents: half
-    assert outcomes.pay_for(b, "timed_out") == outcomes.Pay("none", 0)
+    assert outcomes.pay_for(b, "time_up") == outcomes.Pay("none", 0)
+    # a game clock run out pays in full by default; not taking one's turn in time (stalling) pays nothing
+    assert outcomes.pay_for(make_batch(pay_cents=120), "time_up") == outcomes.Pay("full", 120)
+    assert outcomes.pay_for(make_batch(pay_cents=120), "timed_out") == outcomes.Pay("none", 0)
     assert outcomes.pay_for(make_batch(), "returned_early").kind == "none"
     assert outcomes.outcome_for("something new") == "returned_early"
