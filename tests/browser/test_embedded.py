@@ -1,5 +1,7 @@
 """The embedded default (no DATABASE_URL, no REDIS_URL): SQLite, the in-memory channel layer and
-agents in the server process. A newcomer's first game: a person listens to the agent speaker."""
+agents in the server process. A newcomer's first game: a person listens to the agent speaker; and
+a visitor who follows the home page's words plays both seats of the two-person color game, one tab
+per person, in one browser (issue 20, item 4)."""
 from __future__ import annotations
 
 import os
@@ -14,6 +16,9 @@ from .conftest import SCREENS
 from .sync import wait_painted
 
 pytestmark = pytest.mark.browser
+
+# The speaker's target colour as drawn now (the page re-renders its swatches on every event).
+TARGET_COLOR = "() => { const e = document.querySelector('.swatch.target'); return e && getComputedStyle(e).backgroundColor; }"
 
 
 @pytest.fixture
@@ -30,7 +35,7 @@ def test_embedded_human_listens_to_agent_speaker(embedded_server, browser):
     ctx = browser.new_context(viewport={"width": 1366, "height": 768})
     page = ctx.new_page()
     page.goto(embedded_server + "/")
-    page.click('tr:has-text("you listen, an agent speaks") >> text=play as a new lab participant')
+    page.click('tr:has-text("you listen, an agent speaks") >> text=play')
     page.click("#agree")
     page.click("#ready")
     page.wait_for_url("**/m/**", timeout=15000)
@@ -44,3 +49,50 @@ def test_embedded_human_listens_to_agent_speaker(embedded_server, browser):
     wait_painted(page)
     page.screenshot(path=str(SCREENS / "colors-embedded-listener.png"))
     ctx.close()
+
+
+def test_a_visitor_plays_both_seats_of_a_two_person_demo_as_the_home_page_says(embedded_server, browser):
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    home = ctx.new_page()
+    errors = []
+    ctx.on("page", lambda p: p.on("pageerror", lambda exc: errors.append(str(exc))))
+    home.goto(embedded_server + "/")
+    words = home.inner_text("#two-people")
+    assert "play as the first person" in words and "play as a second person" in words
+    wait_painted(home)
+    home.screenshot(path=str(SCREENS / "home-demo.png"), full_page=True)
+    row = home.locator('tr[data-batch="colors-human-human"]')
+    tabs = []
+    for link in ("play as the first person", "play as a second person"):   # as the words say, from this tab
+        with ctx.expect_page() as opened:
+            row.locator(f"text={link}").click()
+        tab = opened.value
+        tab.click("#agree")
+        tab.click("#ready")
+        tabs.append(tab)
+    for tab in tabs:
+        tab.wait_for_url("**/m/**", timeout=30000)
+    assert tabs[0].url.split("?")[0] == tabs[1].url.split("?")[0]   # the same match, two seats
+    speaker, listener = tabs if "speaker" in tabs[0].inner_text("#role-label") else tabs[::-1]
+    assert "listener" in listener.inner_text("#role-label")
+    for round_no in range(1, 11):
+        label = f"Round {round_no} of 10"
+        expect(speaker.locator("#round-label")).to_have_text(label)
+        expect(listener.locator("#round-label")).to_have_text(label)
+        speaker.fill("#chatinput", f"the one I mean in round {round_no}")
+        speaker.click("#send")
+        expect(listener.locator(".swatch.clickable")).to_have_count(3)
+        want = speaker.wait_for_function(TARGET_COLOR).json_value()   # one evaluation: never a replaced node
+        colors = listener.eval_on_selector_all(".swatch", "els => els.map(e => getComputedStyle(e).backgroundColor)")
+        assert colors.count(want) == 1, (want, colors)
+        listener.locator(f'.swatch[data-position="{colors.index(want)}"]').click()
+    codes = []
+    for tab in (speaker, listener):
+        tab.wait_for_selector("#finished:not([hidden])")
+        assert "10 of 10" in tab.inner_text("#final")
+        tab.click("#continue")
+        tab.wait_for_selector("#completion-code")
+        codes.append(tab.inner_text("#completion-code"))
+    assert len(set(codes)) == 2 and all(codes)   # two people, each with their own code
+    ctx.close()
+    assert not errors, errors
