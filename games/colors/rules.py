@@ -11,8 +11,11 @@ round, right or wrong; the next round starts at once and the game ends after the
 Round numbers in actions and views are 1-based.
 
 Events: ``round_started`` (per-role colors in ``private``; the target only in the speaker's part),
-``message_sent``, ``color_clicked``, ``round_ended`` (the full round record, public),
-``game_ended``. Time comes only from ``action["at"]``.
+``message_sent``, ``color_clicked``, ``round_ended`` (the full round record, public; in
+``private`` each role's ``as_seen``: the round's colors in that role's order, where the target and
+the listener's pick were in it, right or wrong, the messages), ``game_ended``. The target of a
+round reaches the listener only in the events of the click that ends the round. Time comes only
+from ``action["at"]``.
 
 Illegal-move codes: ``game_over``, ``wrong_role``, ``round_over`` (stale round number),
 ``bad_round`` (a round not yet started), ``speaker_first`` (click before the speaker spoke),
@@ -25,11 +28,16 @@ State (plain JSON dict, never mutated; ``apply`` copies only what changes)::
      "round": 0-based index of the current round (== len(rounds) once over),
      "messages": [{"role", "text", "at"}] of the current round,
      "history": [round summary: round, condition, correct, chosen, positions, response_ms,
-                 speaker_words], "correct": int}
+                 speaker_words, messages ([{"role", "text"}])], "correct": int}
 
 The full round record (colors, positions, every message with its time, the click) is the
-``round_ended`` event's payload in the log; the state keeps a small summary per round so it
-stays a few kilobytes for a 50-round game.
+``round_ended`` event's payload in the log; the state keeps a small summary per round (with the
+round's messages, so the page can show the chat of every round and the finished page can sum the
+rounds up after a reload) so it stays a few kilobytes for a 50-round game.
+
+Views: the round's colors in the seat's order, this round's messages, the score, and ``history``,
+each ended round as that seat saw it (:func:`as_seen`: colors, target and pick positions in its own
+order, right or wrong, the messages); ``last_round`` is its last item.
 """
 from __future__ import annotations
 
@@ -102,18 +110,29 @@ def colors_for(round_: dict, role: str) -> list[dict]:
     return ordered
 
 
+def as_seen(round_: dict, summary: dict, role: str) -> dict:
+    """An ended round as ``role`` saw it: its colors in ``role``'s order, the target's and the
+    listener's pick's positions in that order, right or wrong, and the round's messages. Only for
+    a round whose click has happened (it reveals the target)."""
+    slots = round_["positions"][role]
+    colors = [None] * N_COLORS
+    for index, slot in enumerate(slots):
+        colors[slot] = list(round_["colors"][index])
+    return {
+        "round": summary["round"],
+        "colors": colors,
+        "target_position": slots[0],
+        "clicked_position": slots[summary["chosen"]],
+        "correct": summary["correct"],
+        "messages": [{"role": m["role"], "text": m["text"]} for m in summary.get("messages", ())],
+    }
+
+
 def view_for(state: dict, role: str) -> dict:
     over = is_over(state)
     history = state["history"]
-    last = None
-    if history:
-        record = history[-1]
-        last = {
-            "round": record["round"],
-            "correct": record["correct"],
-            "clicked_position": record["positions"][role][record["chosen"]],
-            "target_position": record["positions"][role][0],
-        }
+    seen = [as_seen(state["rounds"][record["round"] - 1], record, role) for record in history]
+    last = seen[-1] if seen else None
     return {
         "game_id": GAME_ID,
         "role": role,
@@ -125,6 +144,7 @@ def view_for(state: dict, role: str) -> dict:
         "can_click": role == "listener" and not over and speaker_spoke(state),
         "max_message_len": state["max_message_len"],
         "score": {"correct": state["correct"], "played": len(history)},
+        "history": seen,
         "last_round": last,
         "over": over,
     }
@@ -194,6 +214,7 @@ def click(state: dict, role: str, action: dict, at: int) -> tuple[dict, list[Eve
         "positions": record["positions"],
         "response_ms": at - spoken[0]["at"],
         "speaker_words": sum(len(m["text"].split()) for m in spoken),
+        "messages": [{"role": m["role"], "text": m["text"]} for m in state["messages"]],
     }
     new_state = {
         **state,
@@ -205,7 +226,8 @@ def click(state: dict, role: str, action: dict, at: int) -> tuple[dict, list[Eve
     events = [
         Event("color_clicked", {"round": number, "role": role, **record["click"],
                                 "hsl": record["colors"][chosen], "at": at}),
-        Event("round_ended", record),
+        Event("round_ended", record,
+              private={who: {"as_seen": as_seen(round_, summary, who)} for who in ROLES}),
     ]
     if is_over(new_state):
         events.append(Event("game_ended", {**outcome(new_state), "at": at}))

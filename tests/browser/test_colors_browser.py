@@ -97,14 +97,15 @@ def test_two_people_play_rounds_with_a_reload(live_server_url, browser):
     listener.screenshot(path=str(SCREENS / "colors-listener.png"))
 
     click_target(speaker, listener, 1)
-    expect(speaker.locator("#outcome")).to_have_text("Round 1: correct!")
-    expect(listener.locator("#outcome")).to_have_text("Round 1: correct!")
+    expect(speaker.locator("#outcome .outcome-text")).to_have_text("Round 1: correct!")
+    expect(listener.locator("#outcome .outcome-text")).to_have_text("Round 1: correct!")
     assert "Score 1 / 1" in speaker.inner_text("#score")
 
     for round_no in (2, 3):
         expect(speaker.locator("#round-label")).to_have_text(f"Round {round_no} of 3")
         say(speaker, f"round {round_no} description")
-        expect(listener.locator(".msg.theirs")).to_have_text([f"round {round_no} description"])
+        # this round's part of the chat (the earlier rounds' stay above it)
+        expect(listener.locator("#chat .round-log.current .msg.theirs")).to_have_text([f"round {round_no} description"])
         if round_no == 3:
             speaker.reload()  # the speaker reloads too, after speaking
             wait_synced(speaker, match.id)
@@ -125,3 +126,105 @@ def test_two_people_play_rounds_with_a_reload(live_server_url, browser):
     assert texts.count(hostile) == 1
     assert set(Participant.objects.filter(batch=batch).values_list("state", flat=True)) == {"done"}
     assert code in set(Participant.objects.filter(batch=batch).values_list("completion_code", flat=True))
+
+
+def bg(locator) -> str:
+    return locator.evaluate("e => getComputedStyle(e).backgroundColor")
+
+
+def test_both_see_each_rounds_outcome_the_chat_stays_and_the_finished_page_sums_up(live_server_url, browser):
+    """Issue 20, item 4: after each click the speaker sees which color the listener picked and
+    whether it was right, the listener whether it was right and which was the target (only after
+    the click); the chat of every round stays readable, separated by round, across a reload; the
+    finished page lists each round (colors, target, pick, right or wrong, messages) and the total."""
+    batch = Batch.objects.create(slug="browser-outcome", title="browser", game_id="colors_v1",
+                                 pairing=Batch.Pairing.HUMAN_HUMAN, config={"rounds": 3}, max_wait_s=60)
+    contexts = [browser.new_context(viewport={"width": 1366, "height": 768}) for _ in range(2)]
+    a, b = (c.new_page() for c in contexts)
+    errors = []
+    for p in (a, b):
+        p.on("pageerror", lambda exc: errors.append(str(exc)))
+        p.on("console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}"))
+    enter(a, live_server_url, batch.slug, "carol")
+    a.wait_for_selector("#waiting")
+    enter(b, live_server_url, batch.slug, "dave")
+    a.wait_for_url("**/m/**", timeout=15000)
+    b.wait_for_url("**/m/**", timeout=15000)
+    match = Match.objects.get(batch=batch)
+    wait_synced(a, match.id)
+    wait_synced(b, match.id)
+    speaker, listener = (a, b) if "speaker" in a.inner_text("#role-label") else (b, a)
+    expect(speaker.locator("#outcome .mini")).to_have_count(0)      # no round has ended yet
+
+    # round 1: the listener picks the target
+    say(speaker, "the bright one")
+    expect(listener.locator(".swatch.clickable")).to_have_count(3)
+    say(listener, "got it")
+    expect(speaker.locator(".msg.theirs")).to_have_text(["got it"])
+    click_target(speaker, listener, 1)
+    for page in (speaker, listener):
+        expect(page.locator("#outcome .outcome-text")).to_have_text("Round 1: correct!")
+        expect(page.locator("#outcome .mini.target.picked")).to_have_count(1)
+    expect(speaker.locator("#outcome .outcome-detail")).to_have_text("Your partner picked the target.")
+    expect(listener.locator("#outcome .outcome-detail")).to_have_text("You picked the target.")
+
+    # round 2: the listener picks a wrong color; before the click it is shown nothing of round 2
+    expect(speaker.locator("#round-label")).to_have_text("Round 2 of 3")
+    say(speaker, "the dull one")
+    expect(listener.locator(".swatch.clickable")).to_have_count(3)
+    wait_synced(listener, match.id)
+    assert listener.get_attribute("#outcome", "data-round") == "1"
+    target = target_color(speaker)
+    colors = listener.eval_on_selector_all(".swatch", "els => els.map(e => getComputedStyle(e).backgroundColor)")
+    wrong = next(i for i, c in enumerate(colors) if c != target)
+    listener.locator(f'.swatch[data-position="{wrong}"]').click()
+    for page in (speaker, listener):
+        expect(page.locator("#outcome .outcome-text")).to_have_text("Round 2: not the target.")
+    # the speaker sees which color the listener clicked (in the speaker's own order) ...
+    expect(speaker.locator("#outcome .outcome-detail")).to_have_text(
+        "Your partner picked the color marked ✗; the target is framed.")
+    assert bg(speaker.locator("#outcome .mini.picked")) == colors[wrong]
+    assert bg(speaker.locator("#outcome .mini.target")) == target
+    # ... and the listener, after the click, which one was the target
+    expect(listener.locator("#outcome .outcome-detail")).to_have_text("You picked the color marked ✗; the target is framed.")
+    assert bg(listener.locator("#outcome .mini.target")) == target
+    assert bg(listener.locator("#outcome .mini.picked")) == colors[wrong]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    wait_synced(speaker, match.id)
+    speaker.screenshot(path=str(SHOTS / "colors-speaker-round-outcome.png"))
+
+    # the chat keeps every round, separated, each ending with its outcome; a reload keeps it too
+    expect(speaker.locator("#round-label")).to_have_text("Round 3 of 3")
+    say(speaker, "the last one")
+    listener.reload()
+    wait_synced(listener, match.id)
+    for page in (speaker, listener):
+        expect(page.locator("#chat .round-sep")).to_have_text(["Round 1", "Round 2", "Round 3"])
+        expect(page.locator('#chat .round-log[data-round="1"] .msg:not(.system)')).to_have_text(
+            ["the bright one", "got it"])
+        expect(page.locator('#chat .round-log[data-round="2"] .msg.system')).to_contain_text("✗")
+        expect(page.locator('#chat .round-log[data-round="3"] .msg')).to_have_text(["the last one"])
+    expect(listener.locator("#outcome .outcome-text")).to_have_text("Round 2: not the target.")
+    click_target(speaker, listener, 3)
+
+    # the finished page: a row per round and the total, for both
+    for page in (speaker, listener):
+        page.wait_for_selector("#finished:not([hidden])")
+        expect(page.locator("#final")).to_have_text("Your team got 2 of 3 rounds right.")
+        assert page.locator("#play").is_hidden()
+        rows = page.locator("#summary-rows tr")
+        expect(rows).to_have_count(3)
+        expect(page.locator("#summary-rows td.result")).to_have_text(["✓ right", "✗ wrong", "✓ right"])
+        expect(rows.nth(0).locator(".summary-msg")).to_have_text(
+            ["Youthe bright one", "Partnergot it"] if page is speaker else ["Partnerthe bright one", "Yougot it"])
+        expect(rows.nth(1).locator(".mini")).to_have_count(3)
+        expect(rows.nth(1).locator(".mini.target")).to_have_count(1)
+        assert bg(rows.nth(1).locator(".mini.picked")) == colors[wrong]
+        assert bg(rows.nth(1).locator(".mini.target")) == target
+    wait_painted(speaker)
+    speaker.screenshot(path=str(SHOTS / "colors-finished-speaker.png"), full_page=True)
+    wait_painted(listener)
+    listener.screenshot(path=str(SHOTS / "colors-finished-listener.png"), full_page=True)
+    for c in contexts:
+        c.close()
+    assert not errors, errors

@@ -220,6 +220,74 @@ def test_last_round_is_reported_in_each_players_own_positions(new_colors_match):
                                                "round": 1, "at": 2})
     for role in rules.ROLES:
         last = rules.view_for(state, role)["last_round"]
-        assert last == {"round": 1, "correct": False,
-                        "clicked_position": round_["positions"][role][wrong],
-                        "target_position": round_["positions"][role][0]}
+        assert {k: last[k] for k in ("round", "correct", "clicked_position", "target_position")} == {
+            "round": 1, "correct": False,
+            "clicked_position": round_["positions"][role][wrong],
+            "target_position": round_["positions"][role][0]}
+
+
+def own_order(round_: dict, role: str) -> list:
+    out = [None] * 3
+    for index, slot in enumerate(round_["positions"][role]):
+        out[slot] = round_["colors"][index]
+    return out
+
+
+def test_the_click_tells_each_role_the_outcome_in_its_own_order(new_colors_match):
+    """Issue 20, item 4: the speaker learns which colour the listener clicked and whether it was
+    right; the listener learns whether it was right and which was the target, in the events of
+    the click (``round_ended``'s ``as_seen``, per role), never before."""
+    content, state, _ = new_colors_match(21, 3)
+    picks = {1: 0, 2: 2, 3: 1}                  # content index the listener clicks: target, distr2, distr1
+    for number in (1, 2, 3):
+        round_ = content["rounds"][number - 1]
+        state, spoken = rules.apply(state, "speaker", {"type": "chat", "text": f"r{number}", "round": number,
+                                                       "at": 10 * number})
+        state, asked = rules.apply(state, "listener", {"type": "chat", "text": "which?", "at": 10 * number + 1})
+        for event in spoken + asked:             # nothing before the click says where the target is
+            assert "as_seen" not in event.for_role("listener")
+        position = round_["positions"]["listener"][picks[number]]
+        state, events = rules.apply(state, "listener", {"type": "click", "position": position, "round": number,
+                                                        "at": 10 * number + 5})
+        ended = next(e for e in events if e.type == "round_ended")
+        for role in rules.ROLES:
+            seen = ended.for_role(role)["as_seen"]
+            assert seen == {"round": number, "colors": own_order(round_, role),
+                            "target_position": round_["positions"][role][0],
+                            "clicked_position": round_["positions"][role][picks[number]],
+                            "correct": picks[number] == 0,
+                            "messages": [{"role": "speaker", "text": f"r{number}"},
+                                         {"role": "listener", "text": "which?"}]}
+            assert seen == rules.view_for(state, role)["last_round"]
+        assert "as_seen" not in ended.for_role(None)            # an observer gets the public record only
+        json.loads(json.dumps([e.to_json() for e in events]))    # the payloads survive JSON
+        # the next round's start tells the listener nothing about its target
+        started = [e for e in events if e.type == "round_started"]
+        for event in started:
+            assert not find_key(event.for_role("listener"), "target")
+            assert "as_seen" not in event.for_role("listener")
+    # the history: every round, as each role saw it, with its chat (a reload shows it all)
+    for role in rules.ROLES:
+        view = rules.view_for(state, role)
+        assert view["over"] and [h["round"] for h in view["history"]] == [1, 2, 3]
+        assert [h["correct"] for h in view["history"]] == [True, False, False]
+        assert [[m["text"] for m in h["messages"]] for h in view["history"]] == [["r1", "which?"], ["r2", "which?"],
+                                                                                ["r3", "which?"]]
+        for h, round_ in zip(view["history"], content["rounds"]):
+            assert h["colors"] == own_order(round_, role)
+            assert h["colors"][h["target_position"]] == round_["colors"][0]
+
+
+def test_history_holds_only_ended_rounds(new_colors_match):
+    """While a round is open the history has only the rounds already clicked: the current round's
+    colours, messages and target are not in it (its messages are the view's ``messages``)."""
+    content, state, _ = new_colors_match(22, 2)
+    state, _ = rules.apply(state, "speaker", {"type": "chat", "text": "dark", "at": 1})
+    for role in rules.ROLES:
+        assert rules.view_for(state, role)["history"] == [] and rules.view_for(state, role)["last_round"] is None
+    state, _ = rules.apply(state, "listener", {"type": "click", "round": 1, "at": 2,
+                                               "position": content["rounds"][0]["positions"]["listener"][0]})
+    state, _ = rules.apply(state, "speaker", {"type": "chat", "text": "bright", "at": 3})
+    view = rules.view_for(state, "listener")
+    assert [h["round"] for h in view["history"]] == [1] and [m["text"] for m in view["messages"]] == ["bright"]
+    assert view["history"] == [rules.as_seen(content["rounds"][0], state["history"][0], "listener")]
