@@ -295,7 +295,7 @@
     box.dataset.deadline = deadline(t) || "";
   }
 
-  let finalTarget = null, finalCanvas = null;
+  let finalTarget = null, finalCanvas = null, abortedMsg = "";
   function renderFinished(msg) {
     const over = view && view.over;
     if (!over && status !== "aborted") { $("finished").hidden = true; return; }
@@ -320,7 +320,7 @@
       finalTarget.set(r.target);
       finalCanvas.set(r.canvas);
     } else {
-      $("final-reason").textContent = "The game ended early (your partner left or the researcher stopped it). You will be paid for your time.";
+      $("final-reason").textContent = abortedMsg || "The game ended early (your partner left or the researcher stopped it). You will be paid for your time.";
     }
   }
 
@@ -646,7 +646,8 @@
     },
     onEvent: (ev) => {
       if (ev.type === "agent_timed_out") banner(ev.payload.message);
-      else if (ev.type === "match_aborted") { status = "aborted"; banner(GT.abortedText(ev.payload, S.nextUrl)); }
+      else if (ev.type === "match_aborted") { status = "aborted"; const said = GT.abortedText(ev.payload, S.nextUrl); banner(said);
+        if (ev.payload.reason === "partner_never_joined") abortedMsg = said; }   // the overlay says it too
       else if (ev.type === "peek_opened") peekOpenSeen = true;
       else if (ev.type === "peek_closed") peekOpenSeen = false;
       else if (ev.type === "game_ended") peekOpenSeen = false;
