@@ -379,3 +379,42 @@ def test_long_chat_scrolls_and_keeps_the_scene_in_view(live_server_url, browser)
     assert not errors_t and not errors_d, errors_t + errors_d
     ctx_t.close()
     ctx_d.close()
+
+
+# The page's clock runs skew_ms off the server's; the page learns the server's time late_ms late
+# (its render time made that much earlier, as a slow response would).
+CLOCK_JS = """(() => {
+  const now = Date.now, skew = %d, late = %d;
+  Date.now = () => now() + skew;
+  let seat;
+  Object.defineProperty(window, "GT_SEAT", {configurable: true,
+    get: () => seat, set: (v) => { seat = {...v, serverNowMs: v.serverNowMs - late}; }});
+})();"""
+
+
+def timer_seconds(page) -> int:
+    minutes, seconds = map(int, page.inner_text("#timer-value").split(":"))
+    return minutes * 60 + seconds
+
+
+@pytest.mark.parametrize("skew_ms, late_ms", [(-3_600_000, 0), (3_600_000, 0), (0, 5_000)])
+def test_timer_never_shows_more_than_the_limit(live_server_url, browser, skew_ms, late_ms):
+    """Issue 20: CI once saw 20:01 for a 20:00 game. The page's clock may be an hour behind or ahead
+    of the server's, and the page may learn the server's time seconds late: the timer counts down
+    from the server's deadline and never shows more than the limit."""
+    match, seats = codraw_match()
+    ctx = browser.new_context(viewport=VIEWPORT)
+    ctx.add_init_script(CLOCK_JS % (skew_ms, late_ms))
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_server_url}/m/{match.id}/?seat={seats['teller'].token}")
+    wait_synced(page, match.id)
+    first = timer_seconds(page)
+    assert 18 * 60 < first <= 20 * 60
+    # it counts down: wait for the next second shown, still within the limit
+    page.wait_for_function("s => document.getElementById('timer-value').textContent !== s",
+                           arg=page.inner_text("#timer-value"))
+    assert 18 * 60 < timer_seconds(page) < first
+    assert errors == []
+    ctx.close()

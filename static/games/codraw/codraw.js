@@ -22,7 +22,25 @@
   const MIKE = 18, JENNY = 19, SUN = 3, N_SKY = 8;
   const isHuman = (idx) => idx === MIKE || idx === JENNY;
   const poseOf = (sub) => Math.floor(sub / 5), exprOf = (sub) => sub % 5;
-  const clockOffset = S.serverNowMs ? S.serverNowMs - Date.now() : 0;   // server time - browser time
+  /* The server's clock seen from the page: offset = server time - browser time, whatever the skew
+   * between the two clocks. The page was rendered at server time S.serverNowMs (milliseconds), after
+   * the browser sent its request and before this script runs, so the offset lies between
+   * serverNowMs - (now at parse) and serverNowMs - (request start). The estimate is the middle of
+   * that range (Navigation Timing), and never below its lower bound, which every server time the
+   * page learns later raises (the match's start: the server's clock is past it). */
+  const serverClock = (() => {
+    const parsedAt = Date.now();
+    let low = S.serverNowMs ? S.serverNowMs - parsedAt : -Infinity, offset = low === -Infinity ? 0 : low;
+    try {
+      const nav = performance.getEntriesByType("navigation")[0];
+      const sinceSent = nav && nav.requestStart > 0 ? performance.now() - nav.requestStart : null;   // durations only
+      if (S.serverNowMs && sinceSent !== null && sinceSent >= 0) offset = S.serverNowMs - (parsedAt - sinceSent / 2);
+    } catch (e) { /* no Navigation Timing: keep the lower bound */ }
+    return {
+      atLeast(serverMs) { low = Math.max(low, serverMs - Date.now()); },   // the server's clock is past serverMs now
+      now() { return Date.now() + Math.max(offset, low); },
+    };
+  })();
 
   let view = null, status = "active", client = null, goneTimer = null, peekOpenSeen = false;
   const actionKinds = new Map();          // client action id -> "canvas" | "chat" | "teller"
@@ -278,15 +296,18 @@
   }
 
   const deadline = (t) => t.deadline || (t.started_at ? t.started_at + (t.limit_s || 1200) * 1000 : null);
-  /* the timer: the server's deadline against the server's clock (estimated at page load) */
+  /* the timer: the server's deadline against the server's clock (serverClock above). What is shown
+   * stays within [0, limit]: the match started before the page could see it, so no estimate of the
+   * server's clock may show more time than the whole game has. */
   function renderTimer() {
     const box = $("timer"), value = $("timer-value");
     if (!view) return;
     const t = view.time || {};
+    const limitMs = (t.limit_s || 1200) * 1000;
     let left;
     if (view.over || status !== "active") left = null;
-    else if (deadline(t)) left = Math.max(0, deadline(t) - (Date.now() + clockOffset));
-    else left = (t.limit_s || 1200) * 1000;
+    else if (deadline(t)) left = Math.min(limitMs, Math.max(0, deadline(t) - serverClock.now()));
+    else left = limitMs;
     box.hidden = left === null;
     if (left === null) return;
     const secs = Math.ceil(left / 1000), m = Math.floor(secs / 60), s = secs % 60;
@@ -329,6 +350,7 @@
     if (lastPhase !== null && v.phase !== lastPhase) { toolsError(""); $("chaterror").textContent = ""; }
     lastPhase = v.phase;
     view = v;
+    if (v.time && v.time.started_at) serverClock.atLeast(v.time.started_at);
     if (msg && msg.status) status = msg.status;
     renderTurn();
     renderChat();
