@@ -78,8 +78,10 @@ NN_DIALOGS = 150                  # generated dialogs per database half when no 
 NN_TELLER_SEED = 1_000_000        # seed ranges of the generated databases (far from simulate's 0..)
 NN_DRAWER_SEED = 2_000_000
 TICK_MS = 1                       # clock step per action in :func:`play`
-CANDIDATE_STEPS = (0, -1, 1, -2, 2)       # tenths of an inch tried around the true place
-ATTACH_SLACK_PX = 6.0             # an attached description may be this much less exact
+LANDMARKS = 3                     # places relative to this many nearest pieces already drawn
+ORDER_COST = 0.15                 # a wrong left/right or above/below order costs this much distance
+PHRASE_COST = 0.004               # ... and each extra phrase of a place this much
+ATTACH_SLACK_PX = 6.0             # a worn/held thing this far from the person's anchor is not worn
 CORRECTION_THRESHOLD = 4.75       # clipart_similarity below this after the peek: correct it
 MAX_CORRECTIONS = 3
 DATABASE_VERSION = 1
@@ -117,14 +119,16 @@ class Description:
     text: str
     predicted: Piece             # where a language.interpret Drawer will put the piece
     violations: int              # left/right + above/below orders it gets wrong
+    place: str = ""              # the words of the place ("on the left", "on Mike's head")
 
 
 class RuleTeller:
     """Describes one piece per message (see the module docstring)."""
 
-    def __init__(self, peek: bool = True, max_corrections: int = MAX_CORRECTIONS):
+    def __init__(self, peek: bool = True, max_corrections: int = MAX_CORRECTIONS, relative: bool = True):
         self.peek = bool(peek)
         self.max_corrections = int(max_corrections)
+        self.relative = bool(relative)
 
     def act(self, view: dict) -> dict | None:
         if not my_turn(view, TELLER):
@@ -153,11 +157,14 @@ class RuleTeller:
         """The description of the next piece, given what was said (and so drawn) so far."""
         drawn = lang.interpret_dialog(said)
         described = order[:len(said)]
-        return describe_piece(order[len(said)], described, drawn), drawn
+        return describe_piece(order[len(said)], described, drawn, relative=self.relative), drawn
 
     def corrections(self, order: list[Piece], said: list[str], seen: list[Piece]) -> list[str]:
-        """Messages fixing what the peek showed: pieces missing or drawn unlike the description
-        meant (worst first), then removals of pieces the scene does not have."""
+        """Messages fixing what the peek showed (worst first), never a piece's description said
+        again: a piece the Drawer missed is asked for (``you missed the big oak tree on the
+        left, facing right``), a piece drawn unlike the description meant gets only what is
+        wrong with it (``the dog should be left of the oak tree, small, facing left``); then
+        removals of pieces the scene does not have."""
         meant = lang.interpret_dialog(said)
         seen_by_idx = {p.idx: p for p in seen}
         wanted = {p.idx for p in order}
@@ -168,52 +175,35 @@ class RuleTeller:
                 continue
             drawn = seen_by_idx.get(piece.idx)
             similarity = 0.0 if drawn is None else clipart_similarity(drawn, goal)
-            if similarity < CORRECTION_THRESHOLD:
-                text = said[k] if k < len(said) else describe_piece(piece, order[:k], meant).text
-                fixes.append((similarity, text))
+            if similarity >= CORRECTION_THRESHOLD:
+                continue
+            place = describe_piece(piece, order[:k], lang.interpret_dialog(said[:k]),
+                                   relative=self.relative).place
+            if drawn is None:
+                text = said[k] if k < len(said) else lang.describe(piece, place)
+                fixes.append((similarity, lang.missed(text)))
+            else:
+                fixes.append((similarity, lang.describe_fix(goal, drawn, place)))
         fixes.sort(key=lambda item: item[0])
         extra = [lang.describe_removal(p.idx) for p in seen if p.idx not in wanted]
         texts = [text for _, text in fixes] + extra
         return texts[:self.max_corrections]
 
 
-def describe_piece(piece: Piece, described: list[Piece], drawn: dict[int, Piece]) -> Description:
-    """The best description of ``piece`` for a Drawer whose canvas is ``drawn`` (the pieces
-    ``described`` so far, as it drew them): fewest wrong orders against the described pieces'
-    true places, then the smallest distance; a worn/held description when it is as good."""
+def describe_piece(piece: Piece, described: list[Piece], drawn: dict[int, Piece], *,
+                   relative: bool = True) -> Description:
+    """The best description of ``piece`` in words for a Drawer whose canvas is ``drawn`` (the
+    pieces ``described`` so far, as it drew them). Every place :func:`language.place_phrases`
+    offers (canvas regions, and places beside, above, under, in front of or behind the
+    :data:`LANDMARKS` nearest pieces already drawn), and a worn/held description when the target
+    has the piece on a person, is read back with :func:`language.interpret`; the one kept has the
+    lowest cost: :data:`ORDER_COST` per left/right or above/below order it gets wrong against
+    the described pieces' true places, plus the distance to the true place as the metric counts
+    it (a fraction of the canvas), plus a little per extra phrase."""
     pairs = [(p, drawn[p.idx]) for p in described if p.idx in drawn and p.idx != piece.idx]
-    width, height = ca.piece_size(piece.idx, piece.subtype, piece.depth)
-
-    def axis_choice(true: float, low_edge: str, high_edge: str, size: float, axis: int):
-        best = None
-        for edge in (low_edge, high_edge):
-            base = true if edge == low_edge else size - true
-            tenths = int(round(max(0.0, base) / lang.INCH_PX * 10))
-            for step in CANDIDATE_STEPS:
-                value = max(0, tenths + step) / 10
-                text = f"{value:.1f}"
-                at = lang.place_from_inches(edge, text)
-                wrong = sum(int((true - t[axis]) * (at - d[axis]) <= 0)
-                            for t, d in ((_xy(p), _xy(q)) for p, q in pairs))
-                error = abs(at - true)
-                nearest = edge == (low_edge if true <= size / 2 else high_edge)
-                key = (wrong, error > lang.INCH_PX / 20, not nearest, error)
-                if best is None or key < best[0]:
-                    best = (key, edge, text)
-        return best
-
-    bx = axis_choice(piece.x, "left", "right", lang.W, 0)
-    by = axis_choice(piece.y, "top", "bottom", lang.H, 1)
-    text = lang.describe(piece, x_edge=bx[1], x_in=bx[2], y_edge=by[1], y_in=by[2])
-    drawn_after, _, _ = lang.interpret(text, drawn)
-    if piece.idx in drawn_after:                 # where the Drawer will put it (held on the canvas)
-        x, y = drawn_after[piece.idx].x, drawn_after[piece.idx].y
-    else:
-        x, y = lang.clamp(piece.idx, piece.depth, lang.place_from_inches(bx[1], bx[2]),
-                          lang.place_from_inches(by[1], by[2]), subtype=piece.subtype)
-    best = Description(text, piece.moved(x=x, y=y), bx[0][0] + by[0][0])
-    best_error = math.dist((x, y), (piece.x, piece.y))
-
+    near = sorted(pairs, key=lambda pair: math.dist(_xy(pair[0]), _xy(piece)))[:LANDMARKS if relative else 0]
+    options = [(lang.describe(piece, place), place, extra)
+               for place, extra in lang.place_phrases(piece, [d for _, d in near])]
     part = lang.attached_part(piece.idx)
     for person_idx in (ca.MIKE, ca.JENNY) if part else ():
         truth = next((p for p, _ in pairs if p.idx == person_idx), None)
@@ -221,14 +211,25 @@ def describe_piece(piece: Piece, described: list[Piece], drawn: dict[int, Piece]
             continue
         if math.dist(lang.relate_point(part, piece, truth), (piece.x, piece.y)) > ATTACH_SLACK_PX:
             continue                              # not actually worn / held by this person
-        ax, ay = lang.relate_point(part, piece, drawn[person_idx])
-        wrong = sum(int((piece.x - t.x) * (ax - d.x) <= 0) + int((piece.y - t.y) * (ay - d.y) <= 0)
+        options.append((lang.describe_attached(piece, truth, part), lang.attached_place(truth, part), -1))
+    best = None
+    for text, place, extra in options:
+        if len(text) > rules.MAX_MESSAGE_LEN:
+            continue
+        after, _, changes = lang.interpret(text, drawn)
+        got = after.get(piece.idx)
+        if got is None or [c.idx for c in changes] != [piece.idx] or \
+                (got.depth, got.flip, got.subtype) != (piece.depth, piece.flip, piece.subtype):
+            continue
+        wrong = sum(int((piece.x - t.x) * (got.x - d.x) <= 0) + int((piece.y - t.y) * (got.y - d.y) <= 0)
                     for t, d in pairs)
-        error = math.dist((ax, ay), (piece.x, piece.y))
-        if wrong <= best.violations and error <= best_error + ATTACH_SLACK_PX:
-            text = lang.describe_attached(piece, truth, part)
-            best, best_error = Description(text, piece.moved(x=ax, y=ay), wrong), error
-    return best
+        error = min(1.0, math.hypot((got.x - piece.x) / ca.CANVAS_W, (got.y - piece.y) / ca.CANVAS_H))
+        cost = (wrong * ORDER_COST + error + extra * PHRASE_COST, len(text))
+        if best is None or cost < best[0]:
+            best = (cost, Description(text, got, wrong, place))
+    if best is None:                              # cannot happen with the whole vocabulary
+        raise ValueError(f"no description of {piece} reads back as it")
+    return best[1]
 
 
 def _xy(piece: Piece) -> tuple[int, int]:
@@ -482,7 +483,9 @@ def default_database(split: str, dialogs: int = NN_DIALOGS) -> Database:
     """The database built from rule-based dialogs on generated scenes (Teller and Drawer halves
     on disjoint seed ranges)."""
     first = {"teller": NN_TELLER_SEED, "drawer": NN_DRAWER_SEED}[split]
-    data = generated_dialogs(range(first, first + dialogs))
+    # places in canvas words only: a stored utterance is said again out of its scene, where
+    # "right of the oak tree" would mean nothing
+    data = generated_dialogs(range(first, first + dialogs), teller=RuleTeller(peek=False, relative=False))
     return Database(extract_entries(data), source=f"generated:{split}:{first}+{dialogs}")
 
 

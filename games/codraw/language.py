@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 
@@ -66,7 +66,10 @@ GROUND_MIN_BOTTOM = (250, 224, 204)   # feet of people and animals never higher 
 EDGE_GAP = 2                          # "at the edge": this many px from it
 SIDE_X = 100                          # "on the left": centre this far from the edge (at least)
 CENTRE_SIDE_X = 175                   # "left of centre", "slightly left"
+NEAR_CENTRE_X = 212                   # "just left of centre", "a bit left of the middle"
+FIX_DISTANCE_PX = 20                  # the rule Teller's corrections say the place when this far off
 MOVE_PX = {"small": 15, "normal": 30, "large": 80}
+NUDGE_PX = 30                         # "under the tree, a bit to the left": 30 px left of under it
 FUZZY_CUTOFF = 86                     # rapidfuzz ratio for a misspelt clip-art name (>= 5 letters)
 
 SIZE_NAMES = ("big", "medium", "small")        # what the Teller says for depth 0, 1, 2
@@ -311,6 +314,10 @@ def _phrases() -> tuple[dict[tuple[str, ...], tuple[str, object]], int]:
     put("right of middle", "dir", "centre_right")
     put("right of the middle", "dir", "centre_right")
     put("center left", "dir", "centre_left")
+    for slight in ("just", "slightly", "a bit", "a little", "a little bit", "a tad"):
+        for middle in ("center", "centre", "the center", "the centre", "middle", "the middle"):
+            put(f"{slight} left of {middle}", "dir", "near_centre_left")
+            put(f"{slight} right of {middle}", "dir", "near_centre_right")
     put("center right", "dir", "centre_right")
     put("middle of the sky", "dir", "mid_sky")
     put("mid sky", "dir", "mid_sky")
@@ -318,6 +325,11 @@ def _phrases() -> tuple[dict[tuple[str, ...], tuple[str, object]], int]:
     put("in the air", "dir", "sky")
     put("up in the sky", "dir", "sky")
     put("on the ground", "dir", "ground")
+    # the back of the grass, just below the horizon line (for a sky piece: at the horizon)
+    for phrase in ("just below the horizon", "below the horizon", "just under the horizon",
+                   "under the horizon", "right below the horizon", "at the back of the grass",
+                   "far back on the grass", "back on the grass", "in the back of the grass"):
+        put(phrase, "dir", "back")
     put("far away", "dir", "horizon")
     put("in the distance", "dir", "horizon")
     put("is", "other", None)
@@ -1115,6 +1127,8 @@ def _apply(mention: Mention, idx: int, old: Piece | None, canvas: dict[int, Piec
     y = None if old is None else float(old.y)
     if other is not None:
         x, y = _relate(mention.relation[0], idx, depth, flip, width, height, other)
+        if mention.relation[0] in _BESIDE_KINDS:
+            x, mention = _nudge(mention, x)         # "under the tree, a bit to the left"
     if old is not None and (mention.moves or _comparative(mention) or mention.move and not _absolute(mention)):
         x, y = _move(mention, x, y, width, height)
     else:
@@ -1144,6 +1158,30 @@ def _apply(mention: Mention, idx: int, old: Piece | None, canvas: dict[int, Piec
 
 
 _BIRDS = (23, 24)                      # the duck and the owl may perch or fly
+_BESIDE_KINDS = ("left_of", "right_of", "near", "above", "below", "front", "behind")
+
+
+def _nudge(mention: Mention, x: float) -> tuple[float, Mention]:
+    """``under the tree, a bit to the left``: after a place relative to another piece, a slight
+    left/right (``a bit``, ``slightly``, ``a little``) shifts the piece by :data:`NUDGE_PX` from
+    that place instead of naming a place on the canvas. Returns the x and the mention without
+    those words."""
+    rest = []
+    for value, mods in mention.dirs:
+        if value in ("left", "right") and "small" in mods and not mods & {"edge", "side", "more", "cutoff"}:
+            x += -NUDGE_PX if value == "left" else NUDGE_PX
+        else:
+            rest.append((value, mods))
+    if len(rest) == len(mention.dirs):
+        return x, mention
+    return x, replace(mention, dirs=rest)
+
+
+def _back_bottom(idx: int, depth: int) -> float:
+    """The bottom of a ground piece ``just below the horizon``: as high as it may stand (people
+    and animals: their size's band; large objects: the grass line), else 12 px below the line."""
+    floor = _ground_floor(idx, depth)
+    return float(floor) if floor is not None else ca.HORIZON_Y + 12.0
 
 
 def _ground_floor(idx: int, depth: int) -> float | None:
@@ -1183,7 +1221,8 @@ def _comparative(mention: Mention) -> bool:
 def _absolute(mention: Mention) -> bool:
     """``move the tree to the left edge / the right side / the top left corner``: a place."""
     return any(mods & {"edge", "side"} for _, mods in mention.dirs) or bool(mention.distances) or \
-        any(v in ("middle", "centre_left", "centre_right", "horizon", "sky", "ground") for v, _ in mention.dirs)
+        any(v in ("middle", "centre_left", "centre_right", "near_centre_left", "near_centre_right",
+                  "horizon", "sky", "ground", "back") for v, _ in mention.dirs)
 
 
 def _move(mention: Mention, x: float, y: float, width: float, height: float) -> tuple[float, float]:
@@ -1234,6 +1273,10 @@ def _place_words(mention: Mention, art: ca.ClipArt, x, y, width: float, height: 
         x = CENTRE_SIDE_X
     elif "centre_right" in words:
         x = W - CENTRE_SIDE_X
+    elif "near_centre_left" in words:
+        x = NEAR_CENTRE_X
+    elif "near_centre_right" in words:
+        x = W - NEAR_CENTRE_X
     elif "middle" in words:
         x = W / 2
     if len(ends) == 1:
@@ -1250,8 +1293,10 @@ def _place_words(mention: Mention, art: ca.ClipArt, x, y, width: float, height: 
         y = ca.HORIZON_Y / 2
     elif "middle" in words and sides:                   # "middle left": halfway down the side
         y = ca.HORIZON_Y / 2 if sky else H / 2
-    elif "horizon" in words and sky:                    # a sky piece just above the grass line
+    elif "horizon" in words and sky or "back" in words and sky:   # a sky piece just above the grass
         y = ca.HORIZON_Y - height / 2
+    elif "back" in words:                               # "just below the horizon": at the back
+        y = _back_bottom(art.idx, depth) - height / 2   # of the grass
     elif "sky" in words:
         y = _default_y(art, height, depth) if sky else min(ca.HORIZON_Y - height / 2, 90.0)
     elif "ground" in words and (sky or y is None):
@@ -1367,33 +1412,119 @@ def name_of(idx: int) -> str:
     return ca.get(idx).name
 
 
-def position_words(x_edge: str, x_in: str, y_edge: str, y_in: str) -> str:
-    return f"centered {x_in} in from {x_edge} and {y_in} in from {y_edge}"
+# where the rule Teller can say a piece is, in words (what :func:`interpret` reads back)
+X_PHRASES = ("on the far left", "on the left", "left of center", "just left of center", "in the middle",
+             "just right of center", "right of center", "on the right", "on the far right")
+SKY_Y_PHRASES = ("at the very top", "at the top", "in the sky", "in the middle of the sky",
+                 "just above the horizon")
+GROUND_Y_PHRASES = ("just below the horizon", "", "near the bottom", "at the very bottom")
+BESIDE_PHRASES = ("left of {}", "right of {}", "next to {}")           # at the same height
+OVER_PHRASES = ("above {}", "under {}", "in front of {}", "behind {}")  # at the same x
+NUDGE_PHRASES = ("", "a bit to the left", "a bit to the right")
 
 
-def describe(piece: Piece, *, x_edge: str, x_in: str, y_edge: str, y_in: str) -> str:
-    """The rule Teller's description of a piece at an absolute place."""
-    head = f"{SIZE_NAMES[piece.depth]} {name_of(piece.idx)}"
+def the_name(idx: int) -> str:
+    """``Mike``, ``Jenny``, ``the oak tree``: a piece named as a landmark."""
+    return name_of(idx) if ca.is_human(idx) else f"the {name_of(idx)}"
+
+
+def y_phrases(piece: Piece) -> tuple[str, ...]:
+    """The height words the rule Teller may use for ``piece`` ("" = its default height: sky
+    pieces near the top, ground pieces standing on the grass at their size's band)."""
+    art = ca.get(piece.idx)
+    if art.role == "sky":
+        return SKY_Y_PHRASES
+    if art.is_human or art.group in ("animal", "large"):
+        return GROUND_Y_PHRASES
+    return tuple("on the grass" if p == "" else p for p in GROUND_Y_PHRASES)
+
+
+def join_place(*parts: str) -> str:
+    return ", ".join(p for p in parts if p)
+
+
+def place_phrases(piece: Piece, landmarks: list[Piece]) -> list[tuple[str, int]]:
+    """Every place the rule Teller considers for ``piece``, as (words, complexity): a side and a
+    height of the canvas (``on the left, near the bottom``), or a place next to, above, under, in
+    front of or behind a piece already drawn (``right of the oak tree``, ``under the sun, a bit to
+    the left``). No numbers, no units."""
+    heights = y_phrases(piece)
+    out = [(join_place(x, y), int(bool(y))) for x in X_PHRASES for y in heights]
+    for other in landmarks:
+        name = the_name(other.idx)
+        for phrase in BESIDE_PHRASES:
+            out += [(join_place(phrase.format(name), y), 1 + int(bool(y))) for y in heights]
+        for phrase in OVER_PHRASES:
+            if _sensible(phrase, piece.idx, other.idx):
+                out += [(join_place(phrase.format(name), nudge), 1 + int(bool(nudge)))
+                        for nudge in NUDGE_PHRASES]
+    return out
+
+
+def _sensible(phrase: str, idx: int, other: int) -> bool:
+    """Whether a person would say it: things above something are in the air (sky pieces, toys,
+    the duck and the owl: not people, animals on the ground or trees); under a sky piece or a
+    large object (not under Mike or a dog); in front of / behind only on the grass."""
+    sky, other_sky = ca.get(idx).role == "sky", ca.get(other).role == "sky"
+    if phrase.startswith("above"):
+        return _ground_floor(idx, 0) is None
+    if phrase.startswith("under"):
+        return not sky and (other_sky or ca.get(other).group == "large")
+    return not sky and not other_sky
+
+
+def describe(piece: Piece, place: str) -> str:
+    """The rule Teller's description of a piece at a place said in words: size, name, place,
+    Mike's or Jenny's pose and expression, facing; e.g. ``medium Mike on the left, near the
+    bottom, kicking, big smile, facing left`` or ``small dog right of the oak tree, facing
+    right``."""
+    text = f"{SIZE_NAMES[piece.depth]} {name_of(piece.idx)} {place}"
     if piece.is_human:
-        head += f", {person_words(piece)},"
-    return f"{head} {facing_words(piece.flip)}, {position_words(x_edge, x_in, y_edge, y_in)}"
+        text += f", {person_words(piece)}"
+    return f"{text}, {facing_words(piece.flip)}"
+
+
+def attached_place(person: Piece, part: str) -> str:
+    """``on Mike's head``, ``on Jenny's face``, ``in Mike's hand``, ``at Jenny's feet``."""
+    return {"head": "on {}'s head", "eyes": "on {}'s face", "hand": "in {}'s hand",
+            "feet": "at {}'s feet"}[part].format(name_of(person.idx))
 
 
 def describe_attached(piece: Piece, person: Piece, part: str) -> str:
     """``small crown on Mike's head, facing right`` / ``... in Jenny's hand`` / ``on Mike's face``."""
-    where = {"head": "on {}'s head", "eyes": "on {}'s face", "hand": "in {}'s hand",
-             "feet": "at {}'s feet"}[part].format(name_of(person.idx))
-    return f"{SIZE_NAMES[piece.depth]} {name_of(piece.idx)} {where}, {facing_words(piece.flip)}"
+    return f"{SIZE_NAMES[piece.depth]} {name_of(piece.idx)} {attached_place(person, part)}, " \
+           f"{facing_words(piece.flip)}"
+
+
+def missed(description: str) -> str:
+    """The rule Teller's correction for a piece the Drawer did not draw."""
+    text = f"you missed the {description}"
+    return text if len(text) <= 140 else description
+
+
+def describe_fix(goal: Piece, drawn: Piece, place: str) -> str:
+    """The rule Teller's correction for a piece drawn unlike it meant: only what is wrong, e.g.
+    ``the dog should be left of the oak tree, small, facing left`` or ``Mike should be sitting,
+    sad`` (the place first, so that a relation reads as the piece's)."""
+    parts = []
+    if math.dist((goal.x, goal.y), (drawn.x, drawn.y)) > FIX_DISTANCE_PX:
+        parts.append(place)
+    if goal.depth != drawn.depth:
+        parts.append(SIZE_NAMES[goal.depth])
+    if goal.is_human and goal.pose != drawn.pose:
+        parts.append(POSE_PHRASES[goal.pose])
+    if goal.is_human and goal.expression != drawn.expression:
+        parts.append(EXPRESSION_PHRASES[goal.expression])
+    if goal.flip != drawn.flip:
+        parts.append(facing_words(goal.flip))
+    if not parts:
+        parts.append(place)
+    text = f"{the_name(goal.idx)} should be {', '.join(parts)}"
+    return text[0].upper() + text[1:] if ca.is_human(goal.idx) else text
 
 
 def describe_removal(idx: int) -> str:
     return f"there is no {name_of(idx)}, please remove it"
-
-
-def place_from_inches(edge: str, value: str) -> float:
-    """The centre coordinate ``centered <value> in from <edge>`` means (what :func:`interpret` does)."""
-    px = float(value) * INCH_PX
-    return {"left": px, "top": px, "right": W - px, "bottom": H - px}[edge]
 
 
 def relate_point(part: str, piece: Piece, person: Piece) -> tuple[int, int]:

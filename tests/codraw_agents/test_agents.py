@@ -10,6 +10,7 @@ import pytest
 from games.codraw import agents as A
 from games.codraw import clipart as ca
 from games.codraw import content, rules
+from games.codraw import language as lang
 from games.codraw.metric import scene_similarity
 from games.codraw.scenes import Piece, Scene, format_scene, parse_scene
 
@@ -66,7 +67,8 @@ def test_peek_corrections_fix_a_missing_piece():
     with_peek = play(3, A.RuleTeller(), ForgetfulDrawer(), item=item)
     without = play(3, A.RuleTeller(peek=False), ForgetfulDrawer(), item=item)
     first = teller_texts(without)[0]
-    assert teller_texts(with_peek)[-1] == first           # re-sent after the peek
+    # asked for after the peek (a reminder, not a second description of a drawn piece)
+    assert teller_texts(with_peek)[-1] == "you missed the " + first
     assert rules.score(without) < 4.5 < rules.score(with_peek)
     assert with_peek["rounds"][-1]["peeked"] is True
 
@@ -77,8 +79,14 @@ def test_teller_asks_to_remove_pieces_that_are_not_in_the_scene():
     said = [A.describe_piece(order[0], [], {}).text]
     seen = [Piece(idx=3, x=100, y=50, depth=1), Piece(idx=22, x=300, y=300, depth=1)]
     assert teller.corrections(order, said, seen) == ["there is no dog, please remove it"]
+    assert said == ["medium sun on the left, at the top, facing right"]
+    # a misdrawn piece: only what is wrong (place, facing), never its description again
     moved = [Piece(idx=3, x=400, y=300, depth=1, flip=1)]
-    assert teller.corrections(order, said, moved) == said
+    fix = teller.corrections(order, said, moved)
+    assert fix == ["the sun should be on the left, at the top, facing right"]
+    fixed, _, changes = lang.interpret(fix[0], {3: moved[0]})
+    assert fixed == lang.interpret_dialog(said) and [(c.op, c.idx) for c in changes] == [("update", 3)]
+    assert teller.corrections(order, said, [Piece(idx=3, x=105, y=52, depth=0)]) == ["the sun should be medium"]
 
 
 def drawer_view(state: dict) -> dict:

@@ -213,6 +213,7 @@ def test_descriptions_read_back_exactly():
     from games.codraw.agents import describe_piece, target_order
 
     checked = attached = 0
+    errors = []
     for seed in range(40):
         order = target_order(parse_scene(generate(seed)["abs_t"]).placed)
         said: list[str] = []
@@ -225,17 +226,20 @@ def test_descriptions_read_back_exactly():
             got = after[piece.idx]
             assert got == description.predicted, description.text
             assert (got.depth, got.flip, got.subtype) == (piece.depth, piece.flip, piece.subtype)
-            assert abs(got.x - piece.x) <= 25 and abs(got.y - piece.y) <= 25, description.text
+            # words are coarser than inches: a region's centre, or a place by another piece
+            assert abs(got.x - piece.x) <= 120 and abs(got.y - piece.y) <= 120, description.text
+            errors.append(abs(got.x - piece.x) + abs(got.y - piece.y))
             attached += " on " in description.text and "'s" in description.text
             said.append(description.text)
             checked += 1
-    assert checked > 250 and attached > 20
+    assert checked > 250 and attached > 15
+    assert sum(errors) / len(errors) < 45          # measured: 31 px (x 16, y 15)
 
 
 def test_description_wording():
     piece = Piece(idx=MIKE, x=125, y=294, depth=1, flip=1, subtype=ca.subtype_of(2, 1))
-    text = lang.describe(piece, x_edge="left", x_in="1.3", y_edge="bottom", y_in="1.1")
-    assert text == "medium Mike, kicking, big smile, facing left, centered 1.3 in from left and 1.1 in from bottom"
+    text = lang.describe(piece, "on the left, near the bottom")
+    assert text == "medium Mike on the left, near the bottom, kicking, big smile, facing left"
     crown = Piece(idx=27, x=0, y=0, depth=2, flip=0)
     jenny = Piece(idx=JENNY, x=300, y=250, depth=2, flip=0)
     assert lang.describe_attached(crown, jenny, "head") == "small crown on Jenny's head, facing right"
