@@ -93,6 +93,8 @@ REASON_TEXT = {
 REASON_TEXT_OF_EXIT = {
     "partner_timed_out": "Your partner did not take their turn in time, so the game ended early. "
                          "This is not your fault.",
+    "partner_never_joined": "Your partner did not join the game, so it could not start. This is not your fault.",
+    "never_joined": "You were paired with a partner but did not open the game, so your part ended.",
 }
 
 

@@ -273,3 +273,34 @@ def test_outcome_defaults_and_overrides():
     assert outcomes.pay_for(make_batch(pay_cents=120), "timed_out") == outcomes.Pay("none", 0)
     assert outcomes.pay_for(make_batch(), "returned_early").kind == "none"
     assert outcomes.outcome_for("something new") == "returned_early"
+
+
+@pytest.mark.parametrize("on_absent", ["requeue", "end"])
+def test_a_partner_who_never_joins(on_absent):
+    """Paired, but bob's game page never connects (games/presence.py): bob ends as never_joined
+    (returned_early: no pay, no code); ann goes back to the waiting room, or ends with the pay for
+    partner_left, as the batch says."""
+    from django.conf import settings
+
+    from games.presence import absent_seats_sweep
+    from games.services import seat_presence
+
+    b = make_batch(pay_cents=100, on_partner_absent=on_absent, exit_pay={"partner_left": {"pay": "partial", "cents": 70}})
+    (a, ua), (c, uc), match = two_in_a_match(b)
+    seat_presence(seat_id=Seat.objects.get(match=match, participant=participant(ua)).pk, connected=True)
+    assert absent_seats_sweep(now=timezone.now() + timedelta(seconds=settings.GT_SEAT_GRACE_S + 1))
+    bob = participant(uc)
+    assert (bob.exit_reason, bob.outcome, bob.pay, bob.pay_cents) == ("never_joined", "returned_early", "none", 0)
+    page = done_page(c, uc)
+    assert "did not open the game" in page and "There is no payment for this." in page
+    assert bob.completion_code not in page
+    ann = participant(ua)
+    if on_absent == "requeue":
+        assert (ann.state, ann.games_played, ann.outcome) == ("waiting", 0, "")
+        assert "Finding you a partner" in done_page(a, ua)
+    else:
+        assert (ann.exit_reason, ann.outcome, ann.pay, ann.pay_cents) == (
+            "partner_never_joined", "partner_left", "partial", 70)
+        page = done_page(a, ua)
+        assert "Your partner did not join the game" in page and "a partial payment of $0.70" in page
+        assert ann.completion_code in page
