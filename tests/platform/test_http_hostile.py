@@ -172,6 +172,7 @@ PATTERNS = {
     "/": ["x"],
     "/b/{slug}/?worker=fuzz": ["worker", "workerId", "assignmentId", "hitId", "turkSubmitTo", "PROLIFIC_PID",
                                "STUDY_ID", "SESSION_ID", "lab"],
+    "/b/{slug}/demo/": ["x"],
     "/p/{token}/": ["step"],
     "/p/{token}/status": ["x"],
     "/p/{token}/device/": ["x"],
