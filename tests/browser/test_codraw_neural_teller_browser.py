@@ -16,9 +16,10 @@ import pytest
 from playwright.sync_api import expect
 
 from games.codraw import clipart as ca
+from games.codraw import content as codraw_content
 from games.codraw.agents import RuleDrawer
 from games.codraw.rules import view_for
-from games.models import Batch, Match, MatchEvent, Seat
+from games.models import Batch, Content, Match, MatchEvent, Seat
 
 from tests.browser.sync import wait_painted, wait_synced
 from tests.browser.model_stack import SHOTS, enter_paired, model_worker_stack, read_lines, watched_page
@@ -30,6 +31,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(tra
 CHECKPOINT = ROOT / "models" / "codraw" / "codraw_neural_teller.pt"
 FAMILY = "codraw_neural_teller_browser"
 MAX_ROUNDS = 24
+# The scene is fixed (the batch's content pool): the model is greedy, so its messages, and the
+# pieces this test's reader drags for them, are the same every run. A scene drawn at random (the
+# lobby's default) failed about one run in seven: on some scenes the rule reader maps one of the
+# model's descriptions to a clip art that is not in the scene (issue 20).
+SCENE_SEED = 0
 ENTRY = f"""
 [[agent]]
 name = "codraw_neural_teller"
@@ -62,14 +68,17 @@ def test_a_person_draws_what_the_neural_teller_served_by_a_model_worker_describe
     base, timings = teller_stack
     sha = hashlib.sha256(CHECKPOINT.read_bytes()).hexdigest()
     assert read_lines(timings)[0]["event"] == "ready" and read_lines(timings)[0]["sha256"] == sha
+    scene = Content.objects.create(game_id="codraw_v1", key=f"neural-teller-browser-{SCENE_SEED}",
+                                   data=codraw_content.generate(SCENE_SEED, {}), provenance={"seed": SCENE_SEED})
     batch = Batch.objects.create(
         slug="neural-teller", title="CoDraw with a neural Teller", game_id="codraw_v1",
         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["drawer"], agents={"teller": "codraw_neural_teller"},
-        config={}, max_wait_s=60)
+        config={}, max_wait_s=60, content_pool=[scene.pk])
     reader = RuleDrawer()                       # how the person reads a message: where the piece goes
     ctx, page, errors = watched_page(browser)
 
     match = enter_paired(page, base, batch, "ann")   # paired with the model at once
+    assert match.content_ref_id == scene.pk
     dragged = []
     for round_no in range(1, MAX_ROUNDS + 1):
         # the model's message (or its end of the game) comes
