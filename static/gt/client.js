@@ -162,8 +162,13 @@
 
     applyEvent(ev) {
       if (this.lastSeq !== null && ev.seq <= this.lastSeq) return;
-      this.onEvent(ev);
-      for (const hook of eventHooks) hook(ev, this);   // what every game page shares (gt/stall.js)
+      try {
+        this.onEvent(ev);
+      } finally {   // what every game page shares (gt/stall.js), whatever the page's own handler did
+        for (const hook of eventHooks) {
+          try { hook(ev, this); } catch (e) { console.error(e); }
+        }
+      }
       this.lastSeq = ev.seq;
     }
 

@@ -8,12 +8,14 @@
  *     (POST /m/<id>/end-stalled; the server checks the offer again and decides the outcomes);
  *   - the one who stalled is told to take their turn now.
  * What this page shows comes from GET /m/<id>/turn, asked on load (a reload keeps the offer), on
- * the event, and when the staller acts (taking the turn withdraws the offer).
+ * the event, when the staller acts (taking the turn withdraws the offer), and every POLL_MS besides
+ * (an event this page missed is not the end of the offer).
  */
 (function () {
   "use strict";
   if (!window.GT || !GT.eventHooks) return;
   const el = GT.el;
+  const POLL_MS = 20000;
   let S = null, state = null, over = false;   // S: the seat (window.GT_SEAT, set after this script)
 
   const box = el("div", { id: "stall", class: "card stall", role: "status", hidden: true });
@@ -78,6 +80,7 @@
     if (!S) return;
     (document.querySelector("main") || document.body).prepend(box);
     check();
+    const timer = setInterval(() => { if (over) clearInterval(timer); else check(); }, POLL_MS);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
   else init();
