@@ -11,7 +11,9 @@ A rules module (``games/<game>/rules.py``) defines, at module level::
     def view_for(state: dict, role: str) -> dict    # JSON-safe; only what that seat may see
     def apply(state: dict, role: str, action: dict) -> tuple[dict, list[Event]]
     def is_over(state: dict) -> bool
-    def outcome(state: dict) -> dict                # scores so far (final once is_over)
+    def outcome(state: dict) -> dict                # scores so far (final once is_over); the
+                                                    # platform's record: never sent to a seat as is
+    def outcome_for(state: dict, role: str) -> dict # what ``role`` may see of the outcome now
 
     STATIC_STATE_KEYS = ("rounds",)        # optional: state keys no action ever changes; stored
                                            # once per match, not with every snapshot
@@ -40,6 +42,14 @@ registered game):
   behalf of nobody in particular).
 * Events are past-tense facts. ``payload`` is what every seat sees; ``private[role]`` is merged over
   it for that role only. Hidden information lives only in ``private``.
+
+Hidden information (docs/architecture.md, "What a seat may know"). A seat receives only its
+role's projection: ``view_for(state, role)``, events through ``Event.for_role`` (the service's
+``project_event``) and, once the match is no longer active, ``outcome_for(state, role)``; never
+the state, the content or ``outcome(state)``. Each game declares in ``games/<game>/hidden.py``
+(:mod:`games.hidden`) the concrete values each role must not know in a state, a way to vary them
+(the non-interference check) and its random legal moves; the leak audit plays every game and
+role through the real websocket and HTTP server and fails on any declared value a seat receives.
 """
 from __future__ import annotations
 

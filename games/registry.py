@@ -3,7 +3,8 @@
 A game is a package ``games/<name>/`` with ``rules.py`` (pure, see :mod:`games.base`),
 ``content.py`` (``generate(seed, config) -> dict``), ``actions.py`` (``SCHEMA``: the typed actions,
 :mod:`games.actions`), ``agents.py`` (``AGENTS``: a list of
-:class:`agents.base.AgentSpec`) and ``exports.py`` (dataset formats built from the event log).
+:class:`agents.base.AgentSpec`), ``exports.py`` (dataset formats built from the event log) and
+``hidden.py`` (what each role must not know, :mod:`games.hidden`).
 """
 from __future__ import annotations
 
@@ -38,6 +39,12 @@ class GameSpec:
         """The typed schema of the game's actions (``SCHEMA`` of ``<package>.actions``, a
         :class:`games.actions.ActionSchema`): ``spec.actions.validate(action)``."""
         return import_module(f"{self.package}.actions").SCHEMA
+
+    @cached_property
+    def hidden(self) -> ModuleType:
+        """What each role must not know (``hidden_from``, ``vary``, ``random_action`` of
+        ``<package>.hidden``; :mod:`games.hidden`)."""
+        return import_module(f"{self.package}.hidden")
 
     @property
     def roles(self) -> tuple[str, ...]:

@@ -24,9 +24,11 @@ def seat_snapshot(*, seat: Seat, after_seq: int | None, max_events: int = 1000) 
     """A seat's current view plus the events it has not seen (``after_seq``), projected for it.
 
     If the client is too far behind (or says nothing), ``events`` is empty and ``reset`` is true:
-    the view alone is the truth.
+    the view alone is the truth. Only the seat's role's projection leaves here (games/base.py):
+    ``outcome`` is ``rules.outcome_for`` once the match is no longer active, else None; never
+    ``match.outcome``, the platform's full record.
     """
-    match = (Match.objects.only("id", "batch_id", "game_id", "state", "state_static", "seq", "status", "outcome")
+    match = (Match.objects.only("id", "batch_id", "game_id", "state", "state_static", "seq", "status")
              .get(pk=seat.match_id))
     match_store.remember_loaded(match)   # this process's snapshot cache: the seat's next action writes in one step
     spec = get_game(match.game_id)
@@ -37,7 +39,15 @@ def seat_snapshot(*, seat: Seat, after_seq: int | None, max_events: int = 1000) 
         rows = MatchEvent.objects.filter(match_id=match.id, seq__gt=after_seq, seq__lte=match.seq).order_by("seq")
         events = [project_event(event_row_to_wire(r), seat.role) for r in rows]
     return {"seq": match.seq, "status": match.status, "view": view, "events": events, "reset": reset,
-            "outcome": match.outcome}
+            "outcome": seat_outcome(match, seat.role)}
+
+
+def seat_outcome(match: Match, role: str) -> dict | None:
+    """What ``role`` may see of ``match``'s outcome: None while the match is active, then the
+    rules' ``outcome_for`` (games/base.py)."""
+    if match.status == Match.Status.ACTIVE:
+        return None
+    return get_game(match.game_id).rules.outcome_for(match.state, role)
 
 
 def pseudonym(worker_id: str | None) -> str | None:

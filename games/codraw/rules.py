@@ -613,6 +613,16 @@ def outcome(state: dict) -> dict:
     }
 
 
+def outcome_for(state: dict, role: str) -> dict:
+    """What ``role`` may see of the outcome (games/codraw/hidden.py): all of it once the game is
+    over; before, nothing that scores the canvas against the target (score, its parts, the round
+    scores, the number of target pieces)."""
+    full = outcome(state)
+    if state["phase"] == PHASE_OVER:
+        return full
+    return {key: full[key] for key in ("rounds", "peeked", "ended_by", "finished")}
+
+
 # ------------------------------------------------------------------------------- helpers for agents
 def canvas_actions(current, goal) -> list[dict]:
     """Canvas actions that turn the ``current`` canvas into ``goal`` (Scenes, strings or piece

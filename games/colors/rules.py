@@ -283,3 +283,9 @@ def outcome(state: dict) -> dict:
         "over": is_over(state),
     }
 
+
+def outcome_for(state: dict, role: str) -> dict:
+    """What ``role`` may see of the outcome: all of it (it counts only rounds already clicked,
+    whose outcome both seats see; games/colors/hidden.py)."""
+    return outcome(state)
+

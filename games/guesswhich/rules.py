@@ -202,6 +202,18 @@ def outcome(state: dict) -> dict:
     }
 
 
+def outcome_for(state: dict, role: str) -> dict:
+    """What ``role`` may see of the outcome (games/guesswhich/hidden.py): the answerer all of it;
+    the questioner, until it has clicked the secret, nothing that tells which image it is (the
+    secret's id, which round guesses were right, their coarse ranks, the bonus's per-round part)."""
+    full = outcome(state)
+    if role != "questioner" or _found(state):
+        return full
+    parts = full["bonus_parts"]
+    return {**full, "secret_id": None, "bonus": None, "round_guess_correct": None, "coarse_ranks": None,
+            "bonus_parts": {"base": parts["base"], "wrong_clicks": parts["wrong_clicks"]}}
+
+
 # --------------------------------------------------------------------------------------------
 # Actions
 # --------------------------------------------------------------------------------------------
@@ -308,4 +320,4 @@ def _finished(state: dict) -> Event:
 
 # Keep IllegalAction importable from here for callers that catch it by module.
 __all__ = ["GAME_ID", "ROLES", "C", "initial_state", "start_events", "to_act", "view_for", "apply",
-           "is_over", "outcome", "bonus", "IllegalAction"]
+           "is_over", "outcome", "outcome_for", "bonus", "IllegalAction"]

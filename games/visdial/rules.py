@@ -82,6 +82,12 @@ def outcome(state: dict) -> dict:
             "mean_answer_words": (sum(len(d["answer"].split()) for d in done) / len(done)) if done else None}
 
 
+def outcome_for(state: dict, role: str) -> dict:
+    """What ``role`` may see of the outcome: all of it (counts of the dialog both seats read;
+    the image stays the answerer's, games/visdial/hidden.py)."""
+    return outcome(state)
+
+
 def apply(state: dict, role: str, action: dict) -> tuple[dict, list[Event]]:
     kind = action_type(action, C.ACTIONS)
     at = at_ms(action)
