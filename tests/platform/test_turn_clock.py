@@ -243,3 +243,18 @@ def test_the_partner_who_ends_a_stalled_game_goes_on_to_the_next_one():
     staller.refresh_from_db()
     assert (waiter.state, waiter.games_played, waiter.exit_reason) == ("waiting", 1, "")
     assert (staller.state, staller.exit_reason, staller.pay) == ("done", "timed_out", "none")
+
+
+# ------------------------------------------------------------------------------------ the batch form
+def test_the_batch_form_takes_a_turn_limit_and_refuses_a_negative_one():
+    from games.admin import BatchForm
+
+    from .test_batch_form import form_data
+
+    for value, want in (("", None), ("0", 0), ("45", 45)):
+        form = BatchForm(data=form_data(slug=f"t{want}", turn_limit_s=value))
+        assert form.is_valid(), form.errors
+        assert form.save().turn_limit_s == want
+    form = BatchForm(data=form_data(slug="neg", turn_limit_s="-5"))
+    assert not form.is_valid() and "turn_limit_s" in form.errors
+    assert "turn_limit_s" in BatchForm().fields
