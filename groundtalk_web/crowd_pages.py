@@ -29,7 +29,6 @@ response for those addresses whatever made it (the view, a 404, a rate limit, th
 """
 from __future__ import annotations
 
-import ipaddress
 import logging
 from http.cookies import Morsel
 from urllib.parse import urlsplit
@@ -40,6 +39,7 @@ from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
 
 from groundtalk_web.errors import error_response
+from groundtalk_web.loopback import is_loopback
 
 logger = logging.getLogger(__name__)
 
@@ -86,17 +86,6 @@ def same_origin_request(request) -> bool:
     try:
         return bool(host) and host == request.get_host().lower()
     except Exception:   # DisallowedHost: not ours
-        return False
-
-
-def _loopback(host: str) -> bool:
-    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    name = name.strip("[]").lower()
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
         return False
 
 
@@ -147,7 +136,7 @@ class CrowdPageMiddleware:
     def _framed(self, request, response):
         response.headers.pop("X-Frame-Options", None)
         response["Content-Security-Policy"] = frame_policy()
-        if response.cookies and (request.is_secure() or _loopback(request.META.get("HTTP_HOST", ""))):
+        if response.cookies and (request.is_secure() or is_loopback(request.META.get("HTTP_HOST", ""))):
             frameable_cookies(response)
         return response
 

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from games.models import Batch, Match, Participant, Seat
 
 from ..conftest import child_env, running_server
+from .demo import enter_both_people
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("agent_queues_served")]   # the demo batches' agents count as served
@@ -30,19 +31,8 @@ def test_a_demo_person_enters_a_demo_batch_on_the_full_stack_and_is_paired(brows
         home = ctx.new_page()
         home.goto(url + "/")
         assert "Full stack with the demo batches" in home.inner_text("body")
-        assert home.locator(f'tr[data-batch="a-study"]').count() == 0
-        row = home.locator(f'tr[data-batch="{SLUG}"]')
-        tabs = []
-        for link in ("play as the first person", "play as a second person"):
-            with ctx.expect_page() as opened:
-                row.locator(f"text={link}").click()
-            tab = opened.value
-            tab.click("#agree")
-            tab.click("#ready")
-            tabs.append(tab)
-        for tab in tabs:
-            tab.wait_for_url("**/m/**", timeout=30000)
-            tab.wait_for_selector("#role-label")
+        assert home.locator('tr[data-batch="a-study"]').count() == 0
+        tabs = enter_both_people(ctx, home, SLUG)
         roles = sorted(tab.inner_text("#role-label").lower() for tab in tabs)
         assert "listener" in roles[0] and "speaker" in roles[1]
 

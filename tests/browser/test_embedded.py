@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from ..conftest import ROOT, running_server
 from .conftest import SCREENS
+from .demo import enter_both_people
 from .sync import wait_painted
 
 pytestmark = pytest.mark.browser
@@ -61,17 +62,7 @@ def test_a_visitor_plays_both_seats_of_a_two_person_demo_as_the_home_page_says(e
     assert "play as the first person" in words and "play as a second person" in words
     wait_painted(home)
     home.screenshot(path=str(SCREENS / "home-demo.png"), full_page=True)
-    row = home.locator('tr[data-batch="colors-human-human"]')
-    tabs = []
-    for link in ("play as the first person", "play as a second person"):   # as the words say, from this tab
-        with ctx.expect_page() as opened:
-            row.locator(f"text={link}").click()
-        tab = opened.value
-        tab.click("#agree")
-        tab.click("#ready")
-        tabs.append(tab)
-    for tab in tabs:
-        tab.wait_for_url("**/m/**", timeout=30000)
+    tabs = enter_both_people(ctx, home, "colors-human-human")   # as the words say, from this tab
     assert tabs[0].url.split("?")[0] == tabs[1].url.split("?")[0]   # the same match, two seats
     speaker, listener = tabs if "speaker" in tabs[0].inner_text("#role-label") else tabs[::-1]
     assert "listener" in listener.inner_text("#role-label")
