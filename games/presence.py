@@ -7,7 +7,8 @@ opens its game does not hold its partner.
   their wait does not run out, and when their page polls again it asks "are you still there?";
   answering (``lobby.participant_present``) puts them back in the queue with the time they had
   waited while present (the time away does not count).
-* A seat that never connects. A match of two or more people in which a person's seat has had no
+* A seat that never connects. A match of two or more people in which a person paired from the
+  waiting room (``waiting_since`` set; not a match a tool made with its own participants) has had no
   websocket (``Seat.last_seen_at`` is still empty) ``GT_SEAT_GRACE_S`` after the match was made,
   and has not acted, is aborted with reason ``partner_never_joined`` (``absent_seats_sweep``, run
   by the watchdog in every server process from the database alone: matches are claimed with
@@ -95,8 +96,8 @@ def absent_seats_sweep(*, now=None) -> Counter:
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.GT_SEAT_GRACE_S)
     people = Q(seats__kind=Seat.Kind.HUMAN, seats__participant__isnull=False)
-    never = Seat.objects.filter(match=OuterRef("pk"), kind=Seat.Kind.HUMAN, participant__isnull=False,
-                                connected=0, last_seen_at__isnull=True)
+    never = Seat.objects.filter(match=OuterRef("pk"), kind=Seat.Kind.HUMAN, connected=0, last_seen_at__isnull=True,
+                                participant__waiting_since__isnull=False)   # paired from the waiting room
     candidates = list(Match.objects.filter(status=Match.Status.ACTIVE, batch__isnull=False,
                                            created_at__lte=cutoff, created_at__gte=cutoff - LOOK_BACK)
                       .filter(Exists(never)).annotate(people=Count("seats", filter=people))
@@ -119,11 +120,12 @@ def _abort_if_absent(match_id) -> bool:
              .only("id").first())
     if match is None:
         return False   # another process has it, or it ended
-    seats = list(Seat.objects.select_for_update().filter(match_id=match_id, kind=Seat.Kind.HUMAN)
-                 .exclude(participant=None))
+    seats = list(Seat.objects.select_for_update(of=("self",)).filter(match_id=match_id, kind=Seat.Kind.HUMAN)
+                 .exclude(participant=None).select_related("participant"))
     acted = set(MatchEvent.objects.filter(match_id=match_id, actor__in=[s.role for s in seats])
                 .values_list("actor", flat=True).distinct())
-    if len(seats) < 2 or not any(_never_connected(s) and s.role not in acted for s in seats):
+    if len(seats) < 2 or not any(_never_connected(s) and s.role not in acted and s.participant.waiting_since
+                                 for s in seats):
         return False
     log.info("presence: match %s: %s never connected; aborting", match_id,
              ", ".join(s.role for s in seats if _never_connected(s)))

@@ -140,14 +140,11 @@ class TestNeverConnectedSeat:
         _, _, connected, mine, theirs = paired(b, "s1", "g1")
         seat_presence(seat_id=mine.pk, connected=True)
         seat_presence(seat_id=theirs.pk, connected=True)
-        _, _, acted, mine2, theirs2 = paired(b, "s2", "g2")
-        seat_presence(seat_id=mine2.pk, connected=True)
-        if theirs2.role == "speaker":
-            match_apply_action(match_id=acted.id, role="speaker", action={"type": "chat", "text": "hi"})
-        else:   # the listener's move comes after the speaker's; the speaker is the present one here
-            theirs2, mine2 = mine2, theirs2
-            Seat.objects.filter(pk=mine2.pk).update(last_seen_at=None, connected=0)
-            match_apply_action(match_id=acted.id, role=theirs2.role, action={"type": "chat", "text": "hi"})
+        _, _, acted, _, _ = paired(b, "s2", "g2")
+        by_role = {s.role: s for s in Seat.objects.filter(match=acted)}
+        seat_presence(seat_id=by_role["listener"].pk, connected=True)
+        # the speaker's seat has no connection on record, but it has acted: it is there
+        match_apply_action(match_id=acted.id, role="speaker", action={"type": "chat", "text": "hi"})
         s3, g3, neither, _, _ = paired(b, "s3", "g3")
         done = presence.absent_seats_sweep(now=timezone.now() + GRACE)
         assert done[presence.ABSENT_REASON] == 1
@@ -155,13 +152,20 @@ class TestNeverConnectedSeat:
         assert Match.objects.get(pk=neither.pk).status == "aborted"
         assert {Participant.objects.get(pk=p.pk).exit_reason for p in (s3, g3)} == {"never_joined"}
 
-    def test_agent_matches_and_practice_are_left_alone(self):
+    def test_agent_matches_and_matches_made_by_tools_are_left_alone(self):
         b = make_batch(pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["listener"],
                        agents={"speaker": "colors_lexicon_speaker"})
         p = participant(b)
         status = lobby.lobby_poll(participant_id=p.pk)
+        # a match a tool made with its own participants (never in the waiting room), e.g. an audit
+        from games.services import SeatSpec, match_create
+
+        tool = make_batch()
+        seats = {role: SeatSpec(Seat.Kind.HUMAN, participant=Participant.objects.create(
+            batch=tool, platform="lab", worker_id=f"tool-{role}", state="playing")) for role in ("speaker", "listener")}
+        made = match_create(game_id="colors_v1", seats=seats, batch=tool, config={"rounds": 1})
         assert not presence.absent_seats_sweep(now=timezone.now() + GRACE)
-        assert Match.objects.get(pk=status.match_id).status == "active"
+        assert Match.objects.get(pk=status.match_id).status == Match.objects.get(pk=made.pk).status == "active"
 
 
 @pytest.mark.django_db(transaction=True)
