@@ -15,9 +15,10 @@ import hashlib
 import pytest
 from playwright.sync_api import expect
 
+from games.codraw import content as codraw_content
 from games.codraw.agents import RuleTeller
 from games.codraw.rules import view_for
-from games.models import Batch, Match, MatchEvent, Seat
+from games.models import Batch, Content, Match, MatchEvent, Seat
 
 from tests.browser.model_stack import SHOTS, enter_paired, model_worker_stack, read_lines, watched_page
 from tests.browser.sync import wait_painted, wait_synced
@@ -29,6 +30,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(tra
 CHECKPOINT = ROOT / "models" / "codraw" / "codraw_neural_drawer.pt"
 FAMILY = "codraw_neural_drawer_browser"
 ROUNDS = 4
+# The scene is fixed (the batch's content pool): the rule Teller's messages and the model's greedy
+# moves are then the same every run. On a scene drawn at random the model sometimes draws a clip art
+# that is not in the scene (with the rule Teller's words of issue 20: about 45 of 100 scenes
+# simulated offline), which made this test fail by chance (issue 20).
+SCENE_SEED = 0
 ENTRY = f"""
 [[agent]]
 name = "codraw_neural_drawer"
@@ -57,14 +63,17 @@ def test_a_person_describes_a_scene_to_the_neural_drawer_served_by_a_model_worke
     base, timings = drawer_stack
     sha = hashlib.sha256(CHECKPOINT.read_bytes()).hexdigest()
     assert read_lines(timings)[0]["event"] == "ready" and read_lines(timings)[0]["sha256"] == sha
+    scene = Content.objects.create(game_id="codraw_v1", key=f"neural-drawer-browser-{SCENE_SEED}",
+                                   data=codraw_content.generate(SCENE_SEED, {}), provenance={"seed": SCENE_SEED})
     batch = Batch.objects.create(
         slug="neural-drawer", title="CoDraw with a neural Drawer", game_id="codraw_v1",
         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["teller"], agents={"drawer": "codraw_neural_drawer"},
-        config={}, max_wait_s=60)
+        config={}, max_wait_s=60, content_pool=[scene.pk])
     describer = RuleTeller(peek=False)          # what the person types: one piece of the scene per message
     ctx, page, errors = watched_page(browser)
 
     match = enter_paired(page, base, batch, "bea")   # paired with the model at once
+    assert match.content_ref_id == scene.pk
     sent = []
     for round_no in range(1, ROUNDS + 1):
         page.wait_for_selector("#turn.mine", timeout=60000)   # the Drawer has answered (or the game began)
