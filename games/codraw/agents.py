@@ -202,8 +202,8 @@ def describe_piece(piece: Piece, described: list[Piece], drawn: dict[int, Piece]
     it (a fraction of the canvas), plus a little per extra phrase."""
     pairs = [(p, drawn[p.idx]) for p in described if p.idx in drawn and p.idx != piece.idx]
     near = sorted(pairs, key=lambda pair: math.dist(_xy(pair[0]), _xy(piece)))[:LANDMARKS if relative else 0]
-    options = [(lang.describe(piece, place), place, extra)
-               for place, extra in lang.place_phrases(piece, [d for _, d in near])]
+    options = [(lang.describe(piece, place.words), place)
+               for place in lang.place_phrases(piece, [d for _, d in near])]
     part = lang.attached_part(piece.idx)
     for person_idx in (ca.MIKE, ca.JENNY) if part else ():
         truth = next((p for p, _ in pairs if p.idx == person_idx), None)
@@ -211,9 +211,10 @@ def describe_piece(piece: Piece, described: list[Piece], drawn: dict[int, Piece]
             continue
         if math.dist(lang.relate_point(part, piece, truth), (piece.x, piece.y)) > ATTACH_SLACK_PX:
             continue                              # not actually worn / held by this person
-        options.append((lang.describe_attached(piece, truth, part), lang.attached_place(truth, part), -1))
+        options.append((lang.describe_attached(piece, truth, part),
+                        lang.Place(lang.attached_place(truth, part), -1)))
     best = None
-    for text, place, extra in options:
+    for text, place in options:
         if len(text) > rules.MAX_MESSAGE_LEN:
             continue
         after, _, changes = lang.interpret(text, drawn)
@@ -221,12 +222,14 @@ def describe_piece(piece: Piece, described: list[Piece], drawn: dict[int, Piece]
         if got is None or [c.idx for c in changes] != [piece.idx] or \
                 (got.depth, got.flip, got.subtype) != (piece.depth, piece.flip, piece.subtype):
             continue
+        if place.relation is not None and not lang.relation_holds(place.relation, got, drawn[place.landmark]):
+            continue                              # "left of the tree" must be left of it
         wrong = sum(int((piece.x - t.x) * (got.x - d.x) <= 0) + int((piece.y - t.y) * (got.y - d.y) <= 0)
                     for t, d in pairs)
         error = min(1.0, math.hypot((got.x - piece.x) / ca.CANVAS_W, (got.y - piece.y) / ca.CANVAS_H))
-        cost = (wrong * ORDER_COST + error + extra * PHRASE_COST, len(text))
+        cost = (wrong * ORDER_COST + error + place.extra * PHRASE_COST, len(text))
         if best is None or cost < best[0]:
-            best = (cost, Description(text, got, wrong, place))
+            best = (cost, Description(text, got, wrong, place.words))
     if best is None:                              # cannot happen with the whole vocabulary
         raise ValueError(f"no description of {piece} reads back as it")
     return best[1]

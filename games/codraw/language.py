@@ -1443,22 +1443,62 @@ def join_place(*parts: str) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def place_phrases(piece: Piece, landmarks: list[Piece]) -> list[tuple[str, int]]:
-    """Every place the rule Teller considers for ``piece``, as (words, complexity): a side and a
-    height of the canvas (``on the left, near the bottom``), or a place next to, above, under, in
-    front of or behind a piece already drawn (``right of the oak tree``, ``under the sun, a bit to
-    the left``). No numbers, no units."""
+@dataclass(frozen=True)
+class Place:
+    """A place the rule Teller may say: its words, how many extra phrases it has, and for a place
+    relative to another piece the relation (``left_of``, ``right_of``, ``near``, ``above``,
+    ``below``, ``front``, ``behind``) and that piece's idx."""
+
+    words: str
+    extra: int = 0
+    relation: str | None = None
+    landmark: int | None = None
+
+
+_PHRASE_KINDS = {"left of {}": "left_of", "right of {}": "right_of", "next to {}": "near",
+                 "above {}": "above", "under {}": "below", "in front of {}": "front", "behind {}": "behind"}
+
+
+def place_phrases(piece: Piece, landmarks: list[Piece]) -> list[Place]:
+    """Every place the rule Teller considers for ``piece``: a side and a height of the canvas
+    (``on the left, near the bottom``), or a place next to, above, under, in front of or behind
+    a piece already drawn (``right of the oak tree``, ``under the sun, a bit to the left``). No
+    numbers, no units."""
     heights = y_phrases(piece)
-    out = [(join_place(x, y), int(bool(y))) for x in X_PHRASES for y in heights]
+    out = [Place(join_place(x, y), int(bool(y))) for x in X_PHRASES for y in heights]
     for other in landmarks:
         name = the_name(other.idx)
         for phrase in BESIDE_PHRASES:
-            out += [(join_place(phrase.format(name), y), 1 + int(bool(y))) for y in heights]
+            kind = _PHRASE_KINDS[phrase]
+            out += [Place(join_place(phrase.format(name), y), 1 + int(bool(y)), kind, other.idx)
+                    for y in heights]
         for phrase in OVER_PHRASES:
             if _sensible(phrase, piece.idx, other.idx):
-                out += [(join_place(phrase.format(name), nudge), 1 + int(bool(nudge)))
+                kind = _PHRASE_KINDS[phrase]
+                out += [Place(join_place(phrase.format(name), nudge), 1 + int(bool(nudge)), kind, other.idx)
                         for nudge in NUDGE_PHRASES]
     return out
+
+
+def relation_holds(kind: str, piece: Piece, other: Piece) -> bool:
+    """Whether ``piece`` is where a relative place says it is against ``other``: left of / right
+    of it, next to it (not overlapping it sideways), above / under its middle, in front of (its
+    bottom lower) / behind it (its bottom higher)."""
+    if kind == "left_of":
+        return piece.x < other.x
+    if kind == "right_of":
+        return piece.x > other.x
+    if kind == "near":
+        return abs(piece.x - other.x) >= (piece.size[0] + other.size[0]) / 2 - 1
+    if kind == "above":
+        return piece.y < other.y
+    if kind == "below":
+        return piece.y > other.y
+    if kind == "front":
+        return piece.box[3] > other.box[3]
+    if kind == "behind":
+        return piece.box[3] < other.box[3]
+    raise ValueError(f"unknown relation {kind!r}")
 
 
 def _sensible(phrase: str, idx: int, other: int) -> bool:
