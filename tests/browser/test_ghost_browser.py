@@ -7,6 +7,7 @@ words and takes them on, back to the waiting room (the batch's default) or to th
 the pay for ``partner_left`` (a batch that ends it), and the ghost's worker ends as returned_early."""
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -86,4 +87,28 @@ def test_a_person_paired_with_a_ghost_is_told_and_goes_on(live_server_url, brows
     assert MatchEvent.objects.filter(match=match, type="match_aborted",
                                      payload__reason="partner_never_joined").count() == 1
     assert not errors, errors
+    ctx.close()
+
+
+def test_a_person_back_after_a_while_is_asked_are_you_still_there(live_server_url, browser):
+    """The waiting page went quiet (closed, asleep: its last poll is moved back in the database):
+    its next poll shows "Are you still there?", the person is not paired meanwhile, and the button
+    puts them back in the queue."""
+    batch = Batch.objects.create(slug="ghost-away", title="away", game_id="colors_v1", config={"rounds": 3},
+                                 pairing=Batch.Pairing.HUMAN_HUMAN, max_wait_s=300)
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    to_waiting_room(page, live_server_url, batch, "ann")
+    expect(page.locator("#waiting h1")).to_have_text("Finding you a partner…")
+    assert page.locator("#away").is_hidden()
+    quiet = timezone.now() - timedelta(seconds=settings.GT_PRESENCE_S + 30)
+    Participant.objects.filter(batch=batch, worker_id="ann").update(last_seen_at=quiet, waiting_since=quiet)
+    expect(page.locator("#away h1")).to_have_text("Are you still there?")
+    expect(page).to_have_title(re.compile("^" + re.escape("Are you still there?")))
+    page.screenshot(path=str(SCREENS / "ghost-away.png"))
+    page.click("#still-here")
+    expect(page.locator("#waiting h1")).to_have_text("Finding you a partner…")
+    expect(page.locator("#away")).to_be_hidden()
+    ann = Participant.objects.get(batch=batch, worker_id="ann")
+    assert ann.state == "waiting" and timezone.now() - ann.last_seen_at < timedelta(seconds=settings.GT_PRESENCE_S)
     ctx.close()
