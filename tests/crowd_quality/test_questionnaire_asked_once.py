@@ -145,9 +145,9 @@ def test_a_game_that_ended_before_its_feedback_phase_leaves_the_ratings_to_the_q
     b = make_batch(slug="gw-cut", game_id="guesswhich_v1", config={"rounds": 1}, pay_cents=100)
     pairs, match = pair(b)
     qc, qurl = seat_urls(match, pairs)["questioner"]
-    # the game ends by its clock before the feedback phase (the worker's part ends timed_out)
+    # the game ends by its clock before the feedback phase (the worker's part ends time_up)
     Match.objects.filter(pk=match.pk).update(status=Match.Status.TIMED_OUT)
-    Participant.objects.filter(pk=me(qurl).pk).update(state=Participant.State.DONE, exit_reason="timed_out")
+    Participant.objects.filter(pk=me(qurl).pk).update(state=Participant.State.DONE, exit_reason="time_up")
     html = qc.get(qurl).content.decode()
     assert page_ids(html) == RATING_IDS | {"comment"}
     r = qc.post(qurl, {"step": "questionnaire", **{k: str(v) for k, v in RATINGS.items()}})
