@@ -12,7 +12,8 @@
 #
 # e.g. scripts/stress_tests.sh -n 10 -l 2 -k -- tests/browser/test_codraw_neural_teller_browser.py
 # Prints one line per run and, at the end, each test that failed with how often; the output of
-# every failing run is kept in var/stress/run-<n>.log (with the server logs of var/ beside it).
+# every failing run is kept in var/stress/<time>-<pid>/run-<n>.log (the server and worker logs
+# of that run are in var/ as the tests name them; a later run overwrites those).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +32,7 @@ if [ $# -eq 0 ] || ! [[ "$runs" =~ ^[1-9][0-9]*$ ]] || ! [[ "$loops" =~ ^[0-9]+$
   sed -n '2,16p' "$0"; exit 2
 fi
 
-out=var/stress
+out=var/stress/$(date +%Y%m%d-%H%M%S)-$$
 mkdir -p "$out"
 load_pids=()
 stop_load() { for pid in "${load_pids[@]}"; do kill "$pid" 2>/dev/null; done; load_pids=(); }
