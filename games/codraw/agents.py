@@ -4,17 +4,21 @@ and 5 (rule-based nearest-neighbour agents, script-based Drawer evaluation, cros
 Every agent is stateless: ``act(view)`` reads only the seat's view (``rules.view_for``), including
 the chat so far, and returns one action in the browser's format (or None when it is not its turn).
 
-* :class:`RuleTeller` (``codraw_rule_teller``): describes one clip art per message, in the order
-  of the authors' code (ascending clip-art index: sky, large objects, Mike, Jenny, animals,
-  clothing, food, toys), with size, facing, Mike's/Jenny's pose and expression, and a place: worn
-  and held things relative to their person (``small crown on Jenny's head``), everything else in
-  inches (``centered 1.3 in from left and 2.0 in from top``). It predicts how a Drawer reading
-  :mod:`games.codraw.language` will draw each message (it replays its own messages through
-  :func:`language.interpret_dialog`) and picks, among nearby tenth-of-an-inch values, the ones
-  that keep every left/right and above/below order with the pieces already described. After the
-  last piece it may peek once (``peek=True``), compare the Drawer's canvas with what it meant,
-  and send up to ``max_corrections`` corrections (re-descriptions of missing or misdrawn pieces,
-  removals of pieces that are not in the scene) before it ends the game.
+* :class:`RuleTeller` (``codraw_rule_teller``): describes one clip art per message, each piece
+  once, in the order of the authors' code (ascending clip-art index: sky, large objects, Mike,
+  Jenny, animals, clothing, food, toys), with size, facing, Mike's/Jenny's pose and expression,
+  and a place in words a person uses, never a measure: worn and held things relative to their
+  person (``small crown on Jenny's head``), everything else by a region of the canvas (``on the
+  far left``, ``just right of center``, ``near the bottom``, ``just below the horizon``, ``in
+  the sky``) or by a piece already described (``right of the oak tree``, ``under the sun, a bit
+  to the left``). It predicts how a Drawer reading :mod:`games.codraw.language` will draw each
+  message (it replays its own messages through :func:`language.interpret_dialog`) and picks the
+  place that keeps the most left/right and above/below orders with the pieces already described,
+  then the nearest (:func:`describe_piece`). After the last piece it may peek once
+  (``peek=True``), compare the Drawer's canvas with what it meant, and send up to
+  ``max_corrections`` corrections (a missed piece asked for, only what is wrong with a misdrawn
+  one, removals of pieces that are not in the scene) before it ends the game. ``relative=False``:
+  canvas regions only (the nearest-neighbour database's utterances, said out of their scene).
 * :class:`RuleDrawer` (``codraw_rule_drawer``): reads every Teller message with
   :func:`language.interpret` (the closed CoDraw vocabulary, see language.py) against its palette,
   and moves its canvas, one canvas action per call, to the canvas the whole chat describes; then
@@ -616,8 +620,9 @@ def summarize(outcomes: list[dict]) -> str:
 AGENTS: list[AgentSpec] = [
     AgentSpec("codraw_rule_teller", GAME_ID, TELLER, RuleTeller,
               "Describes one clip art per message (sky, large objects, people, small things) with "
-              "size, facing, pose, expression and place in inches or on a person; peeks once at "
-              "the end to correct mistakes, then ends."),
+              "size, facing, pose, expression and place in words (left/right, near the bottom, "
+              "right of the tree, on Jenny's head); peeks once at the end to correct mistakes, "
+              "then ends."),
     AgentSpec("codraw_rule_drawer", GAME_ID, DRAWER, RuleDrawer,
               "Parses Teller messages over the closed CoDraw vocabulary (names, sizes, places, "
               "relations, facing, pose, expression) and draws them from its palette; replies ok."),

@@ -28,17 +28,21 @@ rule-based Teller can predict exactly what the rule-based Drawer will do with it
   Relation targets (``the tree`` in ``next to the tree``) are looked up (drawn if they are not
   yet), not changed.
 
-* :func:`describe` writes the rule-based Teller's description of one piece, e.g.
-  ``medium Mike, kicking, big smile, facing left, centered 1.3 in from left and 1.1 in from
-  bottom`` or ``small crown on Jenny's head, facing right`` (at most 140 characters).
+* :func:`describe` writes the rule-based Teller's description of one piece at a place in words
+  (:func:`place_phrases`: regions of the canvas, or next to / left of / under ... a piece already
+  drawn), e.g. ``medium Mike on the left, near the bottom, kicking, big smile, facing left``,
+  ``small dog right of the oak tree, facing right`` or ``small crown on Jenny's head, facing
+  right`` (at most 140 characters, no numbers or units); :func:`describe_fix` and
+  :func:`missed` its corrections after the peek.
 
 Every piece is held on the canvas (unless asked to be cut off), people stand on the grass, and
 every piece named is drawn (landmarks included); see docs/games/codraw_agents.md.
 
-Distances are in inches of the 500x400 canvas at CSS resolution (:data:`INCH_PX` = 96 px, the
-size a browser draws the original interface's canvas). ``N in from the left`` measures to the
-piece's near edge (as people mean it); ``centered N in from the left`` measures to its centre (the
-rule-based Teller always says ``centered``). Positions are rounded like the dataset (``int(round(v))``).
+Distances people give are in inches of the 500x400 canvas at CSS resolution (:data:`INCH_PX` =
+96 px, the size a browser draws the original interface's canvas). ``N in from the left`` measures
+to the piece's near edge (as people mean it); ``centered N in from the left`` measures to its
+centre. The rule-based Teller says no distances (since issue 20). Positions are rounded like the
+dataset (``int(round(v))``).
 """
 from __future__ import annotations
 

@@ -6,11 +6,14 @@ generated scene (games/codraw/scenes.py via content.generate) to the rule Drawer
 message, the canvas before it (``abs_b``) and what the rule Drawer changed (``abs_d`` minus
 ``abs_b``: the pieces added or moved, with their place, depth, flip and subtype).
 
-The wording is varied (:func:`paraphrase`, seeded): synonyms (``big``/``large``, ``in``/
-``inches``, ``facing``/``looking``, ``from left``/``from the left`` ...), the order of the place's
-two halves, dropped commas, upper case, and typos (a letter dropped, doubled or swapped in a
-longer word) — so that the Drawer does not learn the rule Teller's template only. Numbers and
-clip-art names are not changed by synonyms (the meaning stays the rule Drawer's reading).
+The wording is varied (:func:`paraphrase`, seeded): synonyms (``big``/``large``, ``facing``/
+``looking``, ``on the left``/``on the left side``, ``in the middle``/``in the center``, ``under``/
+``below``, ``next to``/``beside``, ``just below the horizon``/``at the back of the grass`` ...; for
+older inch-measured messages ``in``/``inches``, ``from left``/``from the left`` and the order of
+the place's two halves), dropped commas, upper case, and typos (a letter dropped, doubled or
+swapped in a longer word) — so that the Drawer does not learn the rule Teller's template only.
+Clip-art names are not changed, and each synonym reads as the same place to the rule Drawer
+(the meaning stays the rule Drawer's reading).
 
 Scene seeds: the split's range (``SEED_RANGES``) plus an offset; training, validation and the
 evaluation scenes (neural_eval.py) come from disjoint ranges (crosstalk-style: nothing evaluated
@@ -45,6 +48,21 @@ SYNONYMS = [
     (r"\bin (\w+'s) hand\b", [r"in \1 hand", r"held in \1 hand", r"in \1 hands"]),
     (r"\bon (\w+'s) head\b", [r"on \1 head", r"on top of \1 head", r"worn on \1 head"]),
     (r"\bsmiling\b", ["smiling", "happy"]),
+    # places in words (the rule Teller since issue 20); each choice reads as the same place
+    (r"\bjust (left|right) of center\b", [r"just \1 of center", r"slightly \1 of center", r"a bit \1 of the middle"]),
+    (r"\b(?<!just )(?<!slightly )(left|right) of center\b", [r"\1 of center", r"\1 of the middle", r"\1 of centre"]),
+    (r"\bin the middle\b(?! of)", ["in the middle", "in the center", "in the centre"]),
+    (r"\bon the far (left|right)\b", [r"on the far \1", r"at the far \1", r"on the \1 edge"]),
+    (r"\bon the (left|right)\b(?! edge)", [r"on the \1", r"on the \1 side", r"to the \1"]),
+    (r"\bnear the bottom\b", ["near the bottom", "at the bottom", "close to the bottom"]),
+    (r"\bat the very (top|bottom)\b", [r"at the very \1", r"at the \1 edge"]),
+    (r"\bjust below the horizon\b", ["just below the horizon", "at the back of the grass", "just under the horizon"]),
+    (r"\bjust above the horizon\b", ["just above the horizon", "at the horizon", "on the horizon"]),
+    (r"\bin the sky\b", ["in the sky", "up in the sky"]),
+    (r"\bon the grass\b", ["on the grass", "on the ground"]),
+    (r"\bunder (?!the horizon)", ["under ", "below ", "beneath "]),
+    (r"\bnext to\b", ["next to", "beside", "by"]),
+    (r"\ba bit to the (left|right)\b", [r"a bit to the \1", r"slightly to the \1", r"a little to the \1"]),
 ]
 PREFIXES = ["", "", "", "there is a ", "add a ", "now ", "next, ", "then a ", "ok, "]
 _PLACE = re.compile(r"(centered [\d.]+ in from \w+) and ([\d.]+ in from \w+)")

@@ -19,7 +19,7 @@ SCENES = [(seed, {}) for seed in range(60)] + [(seed, {"full_palette": True}) fo
     + [(seed, {"min_pieces": 14, "max_pieces": 17}) for seed in range(200, 220)]
 UNITS = re.compile(r"\d|\b(inch|inches|in\.|cm|mm|px|pixels?|centimet\w*|percent|feet|foot)\b|\bin from\b|"
                    r"\bcentered\b|[\"%]")
-MIKE, JENNY, OAK, SUN, DOG = 18, 19, 16, 3, 22
+OAK, DOG = 16, 22
 
 
 def play(seed: int, config: dict, teller=None, drawer=None) -> tuple[dict, dict]:

@@ -11,9 +11,10 @@ import pytest
 import torch
 
 from games.codraw import content as codraw_content
+from games.codraw import language as lang
 from games.codraw import neural_data, neural_eval, neural_train, rules
 from games.codraw.actions import SCHEMA
-from games.codraw.agents import RuleTeller
+from games.codraw.agents import RuleTeller, generated_dialogs
 from games.codraw.neural import load_checkpoint, tokenize
 from games.codraw.neural_agents import NeuralDrawer
 
@@ -36,6 +37,25 @@ def test_paraphrases_are_seeded_keep_the_numbers_and_vary_the_wording():
     assert len(set(outs)) > 15 and sum(o == text for o in outs) < 5
     for out in outs:
         assert sorted(re.findall(r"\d\.\d", out)) == ["0.7", "1.5"]
+
+
+def test_place_synonyms_read_as_the_same_place():
+    """The rule Teller says places in words; every synonym the paraphraser swaps in is read by the
+    rule Drawer as the same place (the examples' targets stay the rule Drawer's reading)."""
+    data = generated_dialogs(range(neural_data.SEED_RANGES["train"], neural_data.SEED_RANGES["train"] + 6))
+    changed = 0
+    for dialog in data.values():
+        said = [r["msg_t"] for r in dialog["dialog"]]
+        for k, text in enumerate(said):
+            canvas = lang.interpret_dialog(said[:k])
+            meant = lang.interpret(text, canvas)[0]
+            for seed in range(6):
+                rng, out = random.Random(seed), text
+                for pattern, choices in neural_data.SYNONYMS:
+                    out = re.sub(pattern, lambda m: m.expand(rng.choice(choices)), out)
+                assert lang.interpret(out, canvas)[0] == meant, (text, out)
+                changed += out != text
+    assert changed > 100
 
 
 def test_examples_come_from_disjoint_scene_ranges():
