@@ -23,7 +23,6 @@ research pages show it).
 """
 from __future__ import annotations
 
-import csv
 import io
 import re
 
@@ -31,6 +30,7 @@ from django.conf import settings
 from django.core import signing
 from django.core.exceptions import DisallowedHost
 
+from groundtalk_web import csvsafe
 from groundtalk_web.loopback import is_loopback
 
 ENTRY_KINDS = ("mturk", "prolific", "lab", "demo")
@@ -146,7 +146,7 @@ def lab_links(batch, names: list[str], entry_url: str) -> list[tuple[str, str]]:
 
 def lab_links_csv(rows: list[tuple[str, str]]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csvsafe.writer(out)   # names are checked (_NAME), and escaped all the same
     writer.writerow(["name", "link"])
     writer.writerows(rows)
     return out.getvalue()

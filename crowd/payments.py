@@ -19,7 +19,6 @@ The bonus of a participant is computed here, from the matches they played, by th
 """
 from __future__ import annotations
 
-import csv
 import io
 import math
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from django.utils import timezone
 from crowd import mturk, prolific
 from crowd.models import BonusRule, Launch, PayAction
 from games.models import Batch, Match, Participant, Seat
+from groundtalk_web import csvsafe
 
 ENDED = (Match.Status.FINISHED, Match.Status.TIMED_OUT)
 
@@ -357,8 +357,10 @@ def excluded_workers(batch: Batch, platform: str) -> list[str]:
 
 # --------------------------------------------------------------------------------- reconciliation
 def reconciliation_csv(batch: Batch) -> str:
+    """The review page's CSV: one row per participant. Ids, codes and reasons a participant can
+    influence (a Prolific id, a session id) are quoted and escaped (groundtalk_web.csvsafe)."""
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = csvsafe.writer(buf)
     w.writerow(["platform", "worker_id", "assignment_or_submission", "hit_or_study", "exit_reason", "outcome",
                 "completion_code", "pay", "pay_cents", "approved", "rejected", "bonus_cents", "bonus_status",
                 "bonus_paid_at", "bonus_key"])

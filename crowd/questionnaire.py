@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 
 from games.models import Participant, QuestionnaireResponse, Seat
 from games.registry import get_game
+from groundtalk_web import csvsafe
 
 KINDS = ("likert", "text")
 ABOUT = ("partner", "study")
@@ -207,10 +208,9 @@ def write_csv(records, out) -> int:
     """``export --format questionnaire-csv``: one row per answer, joined to the dialogs by match id
     and the pseudonymised worker id (the same as in the jsonl export); ``asked_in`` says whether
     the item was answered in the game (GuessWhich's feedback ratings) or in the questionnaire;
-    returns the rows written."""
-    import csv
-
-    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS)
+    returns the rows written. Every cell is quoted and a free-text answer that a spreadsheet would
+    take for a formula is escaped (groundtalk_web.csvsafe, docs/exports.md)."""
+    writer = csvsafe.DictWriter(out, CSV_FIELDS)
     writer.writeheader()
     n = 0
     for record in records:

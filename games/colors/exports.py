@@ -31,11 +31,11 @@ Rounds without a ``round_ended`` event (an aborted match's last round) are not e
 """
 from __future__ import annotations
 
-import csv
 import re
 from typing import IO, Iterable, Iterator
 
 from games.exports import model_label
+from groundtalk_web import csvsafe
 
 # ----------------------------------------------------------------------------------------- constants
 CSV_COLUMNS = [
@@ -150,8 +150,11 @@ def csv_rows(record: dict) -> Iterator[dict]:
 
 
 def write_csv(records: Iterable[dict], out: IO[str]) -> int:
-    """Write the rows of several match records as one CSV; returns the number of rows."""
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS)
+    """Write the rows of several match records as one CSV; returns the number of rows. Text cells
+    are quoted and numbers bare (R's ``write.csv`` layout); a message (``contents``) or a worker id
+    that a spreadsheet would take for a formula gets a single quote in front
+    (groundtalk_web.csvsafe; ``csvsafe.original_text`` gives the message back, docs/exports.md)."""
+    writer = csvsafe.dataset_writer(out, CSV_COLUMNS)
     writer.writeheader()
     count = 0
     for record in records:

@@ -113,7 +113,7 @@ def test_every_format_streams_a_parseable_file(staff, matches):
 
     # no questionnaire answered in these matches: the header only (tests/crowd_quality has the rows)
     assert download(staff, "questionnaire-csv").splitlines() == [
-        "match_id,batch,game_id,role,worker,question_id,about,kind,question,answer,asked_in"]
+        '"match_id","batch","game_id","role","worker","question_id","about","kind","question","answer","asked_in"']
 
     codraw = json.loads(download(staff, "codraw"))
     assert len(codraw["data"]) == 1
