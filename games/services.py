@@ -164,7 +164,8 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
     dynamic, static = match_store.split_static(game_id, state)
     agent_seats = {r: s.agent_name for r, s in seats.items() if s.kind == Seat.Kind.AGENT} if wake_agents else {}
     created = timezone.now()
-    turn_limit = batch_turn_limit(batch, spec)
+    # the turn clock is for people: none in a match without a person (agent-agent, simulations)
+    turn_limit = batch_turn_limit(batch, spec) if any(s.kind == Seat.Kind.HUMAN for s in seats.values()) else None
     match = Match.objects.create(
         batch=batch, game_id=game_id, seed=seed, config=config, content=content, content_ref=content_ref,
         state=dynamic, state_static=static, agent_seats=agent_seats,

@@ -114,6 +114,11 @@ def test_agent_seats_have_no_turn_clock_and_batches_set_or_turn_it_off():
                        action={"type": "click", "position": listener_target(match), "round": 1})
     match.refresh_from_db()
     assert match.turn_since is None                        # the agent speaker is due: its own timeout applies
+    agents_only = make_batch(pairing=Batch.Pairing.AGENT_AGENT, agents={
+        "speaker": "colors_lexicon_speaker", "listener": "colors_literal_listener"})
+    simulated = match_create(game_id="colors_v1", batch=agents_only, wake_agents=False, seats={
+        role: SeatSpec(Seat.Kind.AGENT, agent_name=name) for role, name in agents_only.agents.items()})
+    assert simulated.turn_limit is None and simulated.turn_since is None   # no person: no turn clock
     off = make_batch(turn_limit_s=0)
     (_, _), (_, _), never = two_in_a_match(off)
     never.refresh_from_db()
