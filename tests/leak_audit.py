@@ -21,7 +21,6 @@ import json
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from urllib.parse import urlparse
 
 import httpx
 from websockets.asyncio.client import connect
@@ -59,6 +58,7 @@ class SeatLog:
     seen_before: list[int] = field(default_factory=list)
     pages: list[tuple[str, str, int, str]] = field(default_factory=list)   # (when, url, status, text)
     image_headers: dict[str, dict] = field(default_factory=dict)
+    end_pages: int = 0
     last_seq: int = 0
     view: dict = field(default_factory=dict)
     status: str = "active"
@@ -92,13 +92,31 @@ def make_match(game_id: str, seed: int) -> tuple[Match, dict[str, Seat]]:
     return match, {s.role: s for s in Seat.objects.filter(match=match).select_related("participant")}
 
 
+def cookie_header(client: httpx.Client) -> str:
+    """The session cookie as a browser sends it. The crowd pages set it ``Secure`` (MTurk's frame
+    needs ``SameSite=None``), which httpx keeps off plain http: the test server is http."""
+    return "; ".join(f"{c.name}={c.value}" for c in client.cookies.jar)
+
+
+def get(client: httpx.Client, url: str) -> httpx.Response:
+    """GET, following redirects, with the session cookie on every hop."""
+    for _ in range(5):
+        response = client.get(url, headers={"Cookie": cookie_header(client)})
+        if not response.is_redirect:
+            return response
+        url = str(response.url.join(response.headers["location"]))
+    return response
+
+
 def http_pages(base: str, client: httpx.Client, match: Match, seat: Seat, log: SeatLog, when: str) -> None:
     """The pages a seat's browser reaches: participant page, status poll, game page, images."""
     token = seat.participant.token
     urls = [f"/p/{token}/", f"/p/{token}/status", f"/m/{match.id}/?seat={seat.token}"]
     for url in urls:
-        response = client.get(base + url, follow_redirects=True)
+        response = get(client, base + url)
         log.pages.append((when, url, response.status_code, response.text))
+        if when == "end" and response.status_code == 200 and url.startswith("/p/"):
+            log.end_pages += 1      # the done page (or the questionnaire a batch asks first)
     if when != "start":
         return
     view = log.view
@@ -108,9 +126,12 @@ def http_pages(base: str, client: httpx.Client, match: Match, seat: Seat, log: S
     if match.game_id == "visdial_v1" and seat.role == "questioner":
         ids.append(str(match.state["image_id"]))     # it asks for the image it must not see: a 404
     sizes = {"questioner": ("thumb", "full"), "answerer": ("large",)}.get(seat.role, ())
+    secret = match.state.get("secret_id")
     for image_id in ids:
-        for size in sizes or ("thumb",):
-            response = client.get(f"{base}/m/{match.id}/img/{image_id}.png?seat={seat.token}&size={size}")
+        # every image at the first size; the larger one (slow to render) for the secret and one other
+        wanted = sizes if image_id in (secret, ids[0], ids[-1]) else sizes[:1]
+        for size in wanted or ("thumb",):
+            response = get(client, f"{base}/m/{match.id}/img/{image_id}.png?seat={seat.token}&size={size}")
             headers = {k.lower(): v for k, v in response.headers.items()}
             log.image_headers[f"{image_id}:{size}"] = {"status": response.status_code, **headers}
             log.pages.append((when, f"img {image_id} {size}", response.status_code,
@@ -296,6 +317,7 @@ def check(match: Match, logs: dict[str, SeatLog]) -> tuple[list[str], int]:
                     found.append(f"{role}: {leak}")
         for when, url, status, text in log.pages:
             assert status < 500, f"{role} {url}: HTTP {status}"
+            assert status != 403, f"{role} {url}: the seat's own browser was refused"
             state = first if when == "start" else last
             for leak in text_leaks(text, spec.hidden.hidden_from(state, role)):
                 found.append(f"{role}: page {url} ({when}): {leak}")
@@ -327,9 +349,7 @@ def audit_match(base: str, game_id: str, random_role: str, seed: int) -> AuditRe
         for role, seat in seats.items():
             logs[role].view = spec.rules.view_for(match.state, role)   # what the page's socket brings first
             http_pages(base, http[role], match, seat, logs[role], "start")
-        host = urlparse(base).hostname
-        cookies = {role: "; ".join(f"{c.name}={c.value}" for c in http[role].cookies.jar if host in (c.domain or host))
-                   for role in seats}
+        cookies = {role: cookie_header(http[role]) for role in seats}
         asyncio.run(play(base, match, seats, cookies, logs, random_role, seed))
         match.refresh_from_db()
         for role, seat in seats.items():

@@ -240,7 +240,13 @@ def test_leak_audit_through_the_socket_and_http(game_id, live_server_url, record
                 entry = coverage.setdefault(role, Counter())
                 entry.update(log.kinds())
                 entry["pages"] += len(log.pages)
+                entry["end_pages"] += log.end_pages
+                entry["images"] += len(log.image_headers)
             coverage.setdefault("_states", Counter())["checked"] += result.states_checked
     print(f"\nleak audit coverage {game_id}: " + json.dumps({r: dict(c) for r, c in coverage.items()}))
     record_property("leak_audit_coverage", json.dumps({r: dict(c) for r, c in coverage.items()}))
     assert not problems, "\n".join(problems[:30])
+    for role in rules.ROLES:   # every kind of frame and page was reached
+        kinds = coverage[role]
+        assert kinds["joined"] and kinds["events"] and kinds["error"] and kinds["pong"] and kinds["end_pages"], kinds
+        assert kinds["ack"] and kinds["presence"], kinds
