@@ -120,4 +120,23 @@ def terms(batch) -> dict:
         amount = f"${pay.cents / 100:.2f}"
         return {outcomes.FULL: f"the full payment ({amount})" if pay.cents else "the full payment",
                 outcomes.PARTIAL: f"a partial payment of {amount}", outcomes.NONE: "no payment"}[pay.kind]
-    return {o: say(o) for o in outcomes.OUTCOMES}
+    out = {o: say(o) for o in outcomes.OUTCOMES}
+    out["turn_limit"] = turn_limit_text(batch)
+    return out
+
+
+def turn_limit_text(batch) -> str:
+    """The batch's turn limit in words ("2 minutes"), or "" when it has none (docs/crowd.md)."""
+    from games.registry import get_game
+    from games.services import batch_turn_limit
+
+    try:
+        limit = batch_turn_limit(batch, get_game(batch.game_id))
+    except KeyError:   # an unknown game: the page that needs the terms refuses the batch anyway
+        return ""
+    if limit is None:
+        return ""
+    seconds = int(limit.total_seconds())
+    if seconds % 60 == 0 and seconds >= 120:
+        return f"{seconds // 60} minutes"
+    return f"{seconds} seconds"

@@ -265,11 +265,11 @@ def match_turn(request, match_id):
     offer = stall_offer(match=match, role=seat.role)
     stalled = (match.status == Match.Status.ACTIVE and match.stalled_role == seat.role)
     limit_s = int(match.turn_limit.total_seconds()) if match.turn_limit else None
-    data = {"offer": bool(offer), "stalled": stalled, "limit_s": limit_s, "pay_text": ""}
+    data = {"offer": bool(offer), "stalled": stalled, "limit_s": limit_s, "pay_text": "", "pay_kind": ""}
     batch = match.batch
     if batch is not None and (offer or stalled):
         pay = pay_for(batch, "partner_left" if offer else "timed_out")
-        data["pay_text"] = pay_text(pay.kind, pay.cents)
+        data["pay_text"], data["pay_kind"] = pay_text(pay.kind, pay.cents), pay.kind
     return JsonResponse(data)
 
 

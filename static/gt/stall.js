@@ -33,6 +33,7 @@
     if (data.offer) {
       text.textContent = `Your partner has not taken their turn for ${minutes(data.limit_s)}. You can keep waiting, ` +
         `or end the game now: this is not your fault. ${data.pay_text}`;
+      button.textContent = data.pay_kind === "full" ? "End the game now with full pay" : "End the game now";
       button.hidden = false;
     } else {
       text.textContent = `It is your turn, and you have not taken it for ${minutes(data.limit_s)}. Please take ` +

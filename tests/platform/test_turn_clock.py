@@ -147,7 +147,7 @@ def test_a_staller_chatting_on_its_turn_is_recorded_and_the_partner_ends_with_fu
     waiter_client, waiter_url = clients[by_role["speaker"].pk]
     staller_client, staller_url = clients[by_role["listener"].pk]
     turn = waiter_client.get(f"/m/{match.id}/turn?seat={seats['speaker'].token}").json()
-    assert turn["offer"] is True and "full payment ($1.50)" in turn["pay_text"]
+    assert turn["offer"] is True and "full payment ($1.50)" in turn["pay_text"] and turn["pay_kind"] == "full"
     told = staller_client.get(f"/m/{match.id}/turn?seat={seats['listener'].token}").json()
     assert told["offer"] is False and told["stalled"] is True and "no payment" in told["pay_text"]
     # the staller may not press the waiter's button, nor another browser
@@ -263,3 +263,18 @@ def test_the_batch_form_takes_a_turn_limit_and_refuses_a_negative_one():
     form = BatchForm(data=form_data(slug="neg", turn_limit_s="-5"))
     assert not form.is_valid() and "turn_limit_s" in form.errors
     assert "turn_limit_s" in BatchForm().fields
+
+
+def test_the_consent_page_says_what_a_stall_earns():
+    from .test_exits import enter
+
+    for limit, words in ((None, "2 minutes"), (45, "45 seconds")):   # colors' default is 120 s
+        b = make_batch(pay_cents=100, turn_limit_s=limit)
+        c = Client()
+        page = done_page(c, enter(c, b, "ann"))
+        assert f"does not take their turn within {words} or the computer partner stops working" in page
+        assert f'<span id="terms-turn-limit">{words}</span> (chatting alone does not count)' in page
+        assert "and the game ends, no payment" in page
+    b = make_batch(pay_cents=100, turn_limit_s=0)
+    c = Client()
+    assert "terms-turn-limit" not in done_page(c, enter(c, b, "bob"))
