@@ -101,6 +101,17 @@ if GT_HTTPS:
     SECURE_HSTS_SECONDS = env_int("GT_HSTS_SECONDS", 31536000, minimum=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("GT_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("GT_HSTS_PRELOAD", False)
+
+# The client address behind a proxy (docs/operations.md, "Rate limits"): uvicorn believes
+# X-Forwarded-For only from the addresses in FORWARDED_ALLOW_IPS (the proxies) and takes the
+# rightmost address no trusted proxy appended. "*" would make it take the leftmost, which the
+# client writes itself, so any visitor could pick the address that the per-address rate limits
+# and the pairing checks count: refused outside the embedded demo.
+if not EMBEDDED and os.environ.get("FORWARDED_ALLOW_IPS", "").strip() in ("*", '"*"', "'*'"):
+    raise ImproperlyConfigured(
+        "FORWARDED_ALLOW_IPS=* lets every client choose its own address (the first X-Forwarded-For entry). "
+        "Set it to the address of the proxy in front of the server (docker-compose: its network's "
+        "gateway, GT_PROXY_ADDRESS; docs/operations.md, Rate limits).")
 # security.W021 (HSTS without "preload"): the preload list is a commitment for the whole domain, made
 # by its owner at hstspreload.org, hard to undo, and not the study server's to make (a university's
 # subdomain, say). GT_HSTS_PRELOAD=1 sends it when the owner has decided so.

@@ -3,6 +3,7 @@
 HTTPS settings behind a proxy on this machine's loopback; the image leaves local data out."""
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import subprocess
@@ -19,7 +20,8 @@ def compose_config(**env) -> subprocess.CompletedProcess:
     exe = shutil.which("docker-compose")
     if exe is None:
         pytest.fail("docker-compose is not installed (test.sh installs Debian's docker-compose package)")
-    base = {k: v for k, v in os.environ.items() if k not in {*KEYS, "GT_HTTPS", "GT_WEB_BIND"}}
+    base = {k: v for k, v in os.environ.items()
+            if k not in {*KEYS, "GT_HTTPS", "GT_WEB_BIND", "FORWARDED_ALLOW_IPS", "GT_NET_SUBNET", "GT_NET_GATEWAY"}}
     return subprocess.run([exe, "-f", str(ROOT / "docker-compose.yml"), "config"], capture_output=True, text=True,
                           cwd=ROOT, env={**base, **env})
 
@@ -54,6 +56,17 @@ def test_compose_serves_a_study_not_a_demo():
     assert web["environment"]["GT_HTTPS"] == "1"
     published = web["ports"]   # docker-compose 1.x writes "host_ip:port:container_port"
     assert published and all(str(p).startswith("127.0.0.1:") for p in published), published
+
+
+def test_compose_trusts_only_the_proxys_address_for_x_forwarded_for():
+    """Issue 21, item 6: never "*" (the client would choose its own address); the default is the
+    gateway of the compose network, the address a proxy on this machine connects from."""
+    config = yaml.safe_load(compose_config(**KEYS).stdout)
+    [net] = config["networks"]["default"]["ipam"]["config"]
+    for name in ("web", "model-worker"):
+        trusted = config["services"][name]["environment"]["FORWARDED_ALLOW_IPS"]
+        assert "*" not in trusted and trusted == net["gateway"], (name, trusted)
+    assert ipaddress.ip_address(net["gateway"]) in ipaddress.ip_network(net["subnet"])
 
 
 def test_the_image_leaves_local_data_out():
