@@ -32,7 +32,8 @@ from games.registry import GAMES
 from games.services import SeatSpec, match_create
 
 STEP_CAP = 400             # moves of both seats before the audit stops a match that does not end
-FRAME_WAIT_S = 10.0
+FRAME_WAIT_S = 30.0        # generous: a loaded machine is slow, never wrong
+RESUME_AFTER_S = 1.5       # as the browser client does when an acknowledged seq has not arrived
 
 
 def agents_for(game_id: str) -> dict[str, str]:
@@ -209,10 +210,17 @@ class Client:
 async def caught_up(clients, seq: int, timeout: float = FRAME_WAIT_S) -> None:
     """Wait until every socket has seen ``seq`` (an acknowledged action's events reached both)."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    start = loop.time()
+    asked = start
     while any(c.log.last_seq < seq for c in clients):
-        if loop.time() > deadline:
+        now = loop.time()
+        if now - start > timeout:
             raise AssertionError(f"seq {seq} did not reach every seat in {timeout} s")
+        if now - asked > RESUME_AFTER_S:   # a dropped broadcast: read it from the log
+            asked = now
+            for c in clients:
+                if c.log.last_seq < seq:
+                    await c.send({"type": "resume", "last_seq": c.log.last_seq})
         await asyncio.sleep(0.01)
 
 

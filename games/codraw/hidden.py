@@ -55,7 +55,8 @@ def hidden_from(state: dict, role: str) -> list[Hidden]:
             return sorted(pieces, key=lambda p: p["idx"])
 
         if canvas and (seen is None or key(canvas) != key(seen)):
-            hidden.append(Hidden("the Drawer's canvas (not as the peek showed it)", canvas))
+            shown = () if seen is None else (seen, key(seen))    # the peek, as the view and its event show it
+            hidden.append(Hidden("the Drawer's canvas (not as the peek showed it)", canvas, allowed_in=shown))
     return hidden
 
 
