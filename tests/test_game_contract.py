@@ -208,12 +208,15 @@ def test_what_a_role_must_not_know_does_not_change_what_it_sees(game_id):
     varied = Counter()
     differs = Counter()
     for random_role in rules.ROLES:
-        for state in random_vs_agent(game_id, random_role, seed=44):
+        for index, state in enumerate(random_vs_agent(game_id, random_role, seed=44)):
             for role in rules.ROLES:
                 other = hidden.vary(state, role, rng)
                 if other is None:
                     continue
                 varied[role] += 1
+                if index == 0:   # the start events, as this role's socket gets them
+                    assert ([e.for_role(role) for e in rules.start_events(other)]
+                            == [e.for_role(role) for e in rules.start_events(state)]), f"{game_id} {role}: start"
                 assert rules.view_for(other, role) == rules.view_for(state, role), f"{game_id} {role}: view"
                 assert rules.outcome_for(other, role) == rules.outcome_for(state, role), f"{game_id} {role}: outcome"
                 differs[role] += (rules.outcome(other) != rules.outcome(state)
