@@ -1,8 +1,12 @@
 """Staff pages: launch a batch on MTurk or Prolific, review its workers, pay bonuses (issue 12).
 
 Thin: the forms check the input, crowd/payments.py does the work. Nothing is sent to a platform
-without a POST from a staff member; live MTurk and publishing on Prolific also need the
-"I understand this pays real people" box.
+without a POST from a staff member with the permission for it (crowd/staff.py): the sandbox and
+Prolific drafts need ``crowd.launch_sandbox``; live MTurk, publishing or restarting a Prolific
+study and adding assignments to a live HIT need ``crowd.launch_live`` and the "I understand this
+pays real people" box; approving, rejecting, bonuses, blocks and the bonus rule need ``crowd.pay``
+(the review page itself ``crowd.review``). Approving a worker whose outcome pays nothing is a
+second step on the review page.
 """
 from __future__ import annotations
 
@@ -10,14 +14,14 @@ import uuid
 
 from django import forms
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from crowd import mturk, outcomes, payments, prolific
+from crowd import mturk, outcomes, payments, prolific, staff
 from crowd.models import BonusRule, Launch, PayAction
+from crowd.staff import LAUNCH_LIVE, LAUNCH_SANDBOX, PAY, REVIEW, staff_permission
 from games import monitor
 from games.models import Batch
 
@@ -105,7 +109,7 @@ def _entry_url(request, batch: Batch) -> str:
     return request.build_absolute_uri(reverse("batch_entry", kwargs={"slug": batch.slug}))
 
 
-@staff_member_required
+@staff_permission(LAUNCH_SANDBOX, LAUNCH_LIVE)
 @require_http_methods(["GET", "POST"])
 def launch(request, slug: str):
     batch = get_object_or_404(Batch, slug=slug)
@@ -123,6 +127,8 @@ def launch(request, slug: str):
         if form.is_valid():
             d = form.cleaned_data
             live = d["target"] == "live"
+            if why := staff.missing(request.user, LAUNCH_LIVE if live else LAUNCH_SANDBOX):
+                return staff.forbidden(request, why + " Nothing was sent.")
             try:
                 if d["platform"] == "mturk":
                     done = payments.launch_mturk(batch, form.hit_spec(), live=live, by=request.user)
@@ -145,15 +151,19 @@ def launch(request, slug: str):
                   status=status)
 
 
-@staff_member_required
+@staff_permission(LAUNCH_SANDBOX, LAUNCH_LIVE)
 @require_POST
 def launch_action(request, slug: str, pk: int):
-    """Add assignments / expire (MTurk); pause / resume / stop (Prolific)."""
+    """Add assignments / expire (MTurk); pause / resume / stop (Prolific). On a live launch, and to
+    publish or start a Prolific study, ``crowd.launch_live``; on the sandbox or a draft, ``launch_sandbox``."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     batch = get_object_or_404(Batch, slug=slug)
     row = get_object_or_404(Launch, pk=pk, batch=batch)
     action = request.POST.get("action", "")
+    live = row.live or action in ("PUBLISH", "START")
+    if why := staff.missing(request.user, LAUNCH_LIVE if live else LAUNCH_SANDBOX):
+        return staff.forbidden(request, why + " Nothing was sent.")
     try:
         if row.platform == "mturk" and action == "add":
             try:
@@ -173,7 +183,8 @@ def launch_action(request, slug: str, pk: int):
         elif row.platform == "prolific" and action in ("PAUSE", "START", "STOP", "PUBLISH"):
             prolific.Client().transition_study(row.study_id, action)
             row.status = {"PAUSE": "paused", "START": "sent", "STOP": "stopped", "PUBLISH": "sent"}[action]
-            row.save(update_fields=["status"])
+            row.live = row.live or action == "PUBLISH"   # a published study pays real people
+            row.save(update_fields=["status", "live"])
         else:
             messages.error(request, "Unknown action.")
             return redirect("crowd_launch", slug=slug)
@@ -189,8 +200,9 @@ def launch_action(request, slug: str, pk: int):
 class BonusRuleForm(forms.ModelForm):
     class Meta:
         model = BonusRule
-        fields = ["kind", "cents_per_unit", "cap_cents"]
-        labels = {"cents_per_unit": "Cents per unit", "cap_cents": "Cap (cents)"}
+        fields = ["kind", "cents_per_unit", "cap_cents", "budget_cents"]
+        labels = {"cents_per_unit": "Cents per unit", "cap_cents": "Cap per worker (cents)",
+                  "budget_cents": "Budget of the batch (cents)"}
 
 
 def _block_qualification(batch: Batch) -> str:
@@ -204,13 +216,40 @@ def _block_qualification(batch: Batch) -> str:
     return os.environ.get("GT_MTURK_BLOCK_QUALIFICATION", "")
 
 
-@staff_member_required
+def _unpaid_why(p) -> str:
+    if not p.outcome:
+        return f"has not finished ({p.state}): no outcome yet, so nothing is due"
+    return f"ended with “{p.exit_reason or p.outcome}” (outcome {p.outcome}), which this batch pays nothing for"
+
+
+def _confirm_unpaid(request, batch: Batch, unpaid: list) -> HttpResponse:
+    """The second step of approving workers whose outcome pays nothing: who, why, and the same
+    request again with ``confirm_unpaid``."""
+    return render(request, "research/review_confirm.html",
+                  {"batch": batch, "unpaid": [(p, _unpaid_why(p)) for p in unpaid],
+                   "ids": request.POST.getlist("p"), "reason": request.POST.get("reason", ""),
+                   "retry": bool(request.POST.get("retry"))})
+
+
+def _say_over_budget(request, over: list) -> None:
+    if not over:
+        return
+    first = over[0]
+    workers = ", ".join(e.worker_id for e in over[:10]) + (" …" if len(over) > 10 else "")
+    messages.error(request, f"Bonus budget reached: {len(over)} worker{'s' if len(over) != 1 else ''} left unpaid "
+                            f"({sum(e.cents for e in over)} cents: {workers}). Their bonuses would take the batch past "
+                            f"its budget of {first.budget} cents. Raise the budget in the bonus rule to pay them.")
+
+
+@staff_permission(REVIEW, PAY)
 @require_http_methods(["GET", "POST"])
 def review(request, slug: str):
     batch = get_object_or_404(Batch, slug=slug)
     rule = payments.rule_for(batch)
     rule_form = BonusRuleForm(instance=rule, prefix="rule")
     status = 200
+    if request.method == "POST" and (why := staff.missing(request.user, PAY)):
+        return staff.forbidden(request, why + " Nothing was sent and nothing changed.")
     if request.method == "POST" and request.POST.get("form") == "rule":
         rule_form = BonusRuleForm(request.POST, instance=rule, prefix="rule")
         if rule_form.is_valid():
@@ -228,16 +267,22 @@ def review(request, slug: str):
             messages.error(request, "Select at least one worker.")
         elif action == PayAction.Kind.REJECT and not request.POST.get("reason", "").strip():
             messages.error(request, "A rejection needs a reason the worker will read: nothing was sent.")
+        elif action == PayAction.Kind.APPROVE and not request.POST.get("confirm_unpaid") and \
+                (unpaid := [p for p in chosen if payments.pays_nothing(p)]):
+            return _confirm_unpaid(request, batch, unpaid)
         else:
             try:
                 out = payments.act_many(chosen, action, by=request.user, reason=request.POST.get("reason", ""),
                                         retry=bool(request.POST.get("retry")),
-                                        block_qualification_id=_block_qualification(batch))
+                                        block_qualification_id=_block_qualification(batch),
+                                        unpaid_ok=bool(request.POST.get("confirm_unpaid")))
             except prolific.MissingToken:
                 messages.error(request, "PROLIFIC_API_TOKEN is not set on the server: nothing was sent.")
             else:
                 text = f"{action}: {out['sent']} sent, {out['skipped']} already done, {out['failed']} failed"
-                (messages.error if out["failed"] or out["refused"] else messages.success)(request, text + ".")
+                bad = out["failed"] or out["refused"] or out["over_budget"]
+                (messages.error if bad else messages.success)(request, text + ".")
+                _say_over_budget(request, out["over_budget"])
                 for reason in out["refused"][:10]:
                     messages.warning(request, reason)
         return redirect("crowd_review", slug=slug)
@@ -247,12 +292,16 @@ def review(request, slug: str):
         r.scores = [(m.id, monitor.outcome_summary(m.game_id, m.outcome) or m.status, dialogs.get(m.id, []))
                     for m in r.matches]
     total = sum(r.bonus_cents for r in rows if PayAction.Kind.BONUS not in r.actions)
+    committed = payments.bonus_committed(batch.id)
     return render(request, "research/review.html",
                   {"batch": batch, "rows": rows, "rule_form": rule_form, "unpaid_bonus_cents": total,
-                   "kinds": PayAction.Kind.choices}, status=status)
+                   "kinds": PayAction.Kind.choices, "can_pay": request.user.has_perm(PAY),
+                   "budget": rule.budget_cents, "committed_cents": committed,
+                   "budget_left": None if rule.budget_cents is None else max(0, rule.budget_cents - committed)},
+                  status=status)
 
 
-@staff_member_required
+@staff_permission(REVIEW, PAY)
 @require_safe
 def reconciliation(request, slug: str):
     batch = get_object_or_404(Batch, slug=slug)

@@ -14,6 +14,17 @@ Every approve, reject, bonus and block is a ``PayAction`` row with ``key`` uniqu
   refused for Prolific (its pay endpoint is documented as not idempotent) until a person checked
   the platform and marked it; for MTurk ``retry`` sends again with the same token.
 
+One decision per worker, a budget per batch (issue 21)
+-----------------------------------------------------
+* Approve and reject are one decision: ``_claim`` takes the participant's row lock
+  (``select_for_update``) and refuses the second when the other is sent or pending, so of an
+  approve and a reject sent at once exactly one reaches the platform; the other gets
+  ``PayRefused`` in plain words. The database backs it (constraint ``payaction_one_review``).
+* Approving a worker whose outcome pays nothing needs ``unpaid_ok=True`` (the review page asks).
+* Bonuses: the batch's ``BonusRule`` row is locked while a bonus is claimed, and the claim is
+  refused (``OverBudget``) when the batch's sent and pending bonuses plus this one would pass the
+  rule's ``budget_cents``: a run pays up to the budget, concurrent runs together too.
+
 The bonus of a participant is computed here, from the matches they played, by the batch's
 ``BonusRule``; never taken from the browser.
 """
@@ -26,9 +37,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
+from django.db.models import Sum
 from django.utils import timezone
 
-from crowd import mturk, prolific
+from crowd import mturk, outcomes, prolific
+from crowd import verify
 from crowd.models import BonusRule, Launch, PayAction
 from games.models import Batch, Match, Participant, Seat
 from groundtalk_web import csvsafe
@@ -43,6 +56,50 @@ PENDING_IN_FLIGHT = timedelta(minutes=5)
 
 class PayRefused(Exception):
     """A clear reason nothing was sent (shown to the researcher)."""
+
+
+def confirmed_or_refuse(p: Participant) -> None:
+    """Before any pay: a worker whose id the platform could not confirm at entry is asked about
+    again now (crowd/verify.py, issue 21); nothing is paid unless the platform confirms them."""
+    if p.verification == verify.REFUSED:
+        raise PayRefused(f"{p.worker_id}: the platform said this id does not go with its assignment or "
+                         f"submission ({p.verify_note}); nothing was sent: reject it instead.")
+    if p.verification != verify.UNVERIFIED:
+        return
+    try:
+        check = verify.recheck(p, force=True)
+    except verify.NotVerified as exc:
+        raise PayRefused(f"{p.worker_id}: the platform does not confirm this id ({exc}); nothing was sent: "
+                         "reject it instead.") from None
+    if check is None or check.status != verify.VERIFIED:
+        raise PayRefused(f"{p.worker_id}: the platform could not be asked to confirm this id "
+                         f"({check.note if check else 'not asked'}); nothing was sent: try again later.")
+
+
+class OverBudget(PayRefused):
+    """A bonus left unpaid: it would take the batch's bonuses past the rule's budget."""
+
+    def __init__(self, message: str, *, worker_id: str, cents: int, budget: int, committed: int):
+        super().__init__(message)
+        self.worker_id, self.cents, self.budget, self.committed = worker_id, cents, budget, committed
+
+
+DECIDED = {"approve": "approved", "reject": "rejected"}
+
+
+def pays_nothing(p: Participant) -> bool:
+    """The participant's outcome pays nothing (or they have no outcome yet): approving them pays
+    the platform's reward anyway, so the review page asks first."""
+    return p.pay not in (outcomes.FULL, outcomes.PARTIAL)
+
+
+def bonus_committed(batch_id: int, *, exclude_pk=None) -> int:
+    """Cents of the batch's bonuses sent or being sent (failed ones were not paid)."""
+    rows = PayAction.objects.filter(participant__batch_id=batch_id, kind=PayAction.Kind.BONUS,
+                                    status__in=[PayAction.Status.SENT, PayAction.Status.PENDING])
+    if exclude_pk is not None:
+        rows = rows.exclude(pk=exclude_pk)
+    return int(rows.aggregate(total=Sum("amount_cents"))["total"] or 0)
 
 
 # ------------------------------------------------------------------------------------- bonuses
@@ -128,9 +185,25 @@ def _key(p: Participant, kind: str) -> str:
 
 
 def _claim(p: Participant, kind: str, *, amount: int, reason: str, by, retry: bool) -> PayAction | None:
-    """The row to send now, or None when it was sent (or is pending) already. Commits before returning."""
+    """The row to send now, or None when it was sent (or is pending) already. Commits before returning.
+
+    Approve/reject: under the participant's row lock, refused when the other decision is sent or
+    pending. Bonus: under the batch's bonus rule's row lock, refused past the budget."""
     with transaction.atomic():
+        if kind in DECIDED:
+            Participant.objects.select_for_update().filter(pk=p.pk).first()
+            other = PayAction.Kind.REJECT if kind == PayAction.Kind.APPROVE else PayAction.Kind.APPROVE
+            decided = PayAction.objects.filter(participant=p, kind=other).exclude(status=PayAction.Status.FAILED).first()
+            if decided is not None and decided.status == PayAction.Status.SENT:
+                raise PayRefused(f"{p.worker_id} was already {DECIDED[other]}: the {kind} was not sent.")
+            if decided is not None:
+                raise PayRefused(f"{p.worker_id} is being {DECIDED[other]} (sent, no answer yet): the {kind} "
+                                 "was not sent.")
         row = PayAction.objects.select_for_update().filter(participant=p, kind=kind).first()
+        if kind == PayAction.Kind.BONUS and (row is None or row.status == PayAction.Status.FAILED):
+            # a new bonus, or a failed one sent again (it was not paid, so it is not counted yet);
+            # a pending one sent again is counted already, and may have been paid
+            _check_budget(p, row.amount_cents if row is not None else amount, exclude_pk=row.pk if row else None)
         if row is None:
             try:
                 with transaction.atomic():
@@ -155,6 +228,21 @@ def _claim(p: Participant, kind: str, *, amount: int, reason: str, by, retry: bo
             row.reason = reason or row.reason
         row.save(update_fields=["status", "attempts", "by", "reason"])
         return row
+
+
+def _check_budget(p: Participant, cents: int, *, exclude_pk=None) -> None:
+    """Caller is in a transaction: locks the batch's bonus rule (concurrent runs wait here) and
+    raises OverBudget when this bonus would take the batch's bonuses past the budget."""
+    rule = BonusRule.objects.select_for_update().filter(batch_id=p.batch_id).first()
+    if rule is None or rule.budget_cents is None:
+        raise PayRefused(f"{p.worker_id}: set this batch's bonus budget (the bonus rule on the review page) before "
+                         "paying bonuses.")
+    committed = bonus_committed(p.batch_id, exclude_pk=exclude_pk)
+    if committed + cents > rule.budget_cents:
+        raise OverBudget(f"{p.worker_id}: the bonus of {cents} cents was not paid: the batch's bonuses would reach "
+                         f"{committed + cents} cents, past its budget of {rule.budget_cents} cents "
+                         f"({committed} already paid or being paid).",
+                         worker_id=p.worker_id, cents=cents, budget=rule.budget_cents, committed=committed)
 
 
 def _done(row: PayAction, answer) -> None:
@@ -196,8 +284,9 @@ def _prolific_client(clients: dict):
 
 
 def act(p: Participant, kind: str, *, by=None, reason: str = "", retry: bool = False, clients: dict | None = None,
-        block_qualification_id: str = "") -> PayAction | None:
-    """Approve, reject, bonus or block one participant; returns the row (None: nothing to send)."""
+        block_qualification_id: str = "", unpaid_ok: bool = False) -> PayAction | None:
+    """Approve, reject, bonus or block one participant; returns the row (None: nothing to send).
+    ``unpaid_ok``: approve even when the worker's outcome pays nothing (a person confirmed it)."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     clients = {} if clients is None else clients
@@ -209,9 +298,9 @@ def act(p: Participant, kind: str, *, by=None, reason: str = "", retry: bool = F
         pay_id = p.assignment_id if p.platform == "mturk" else p.session_id
         if not pay_id:
             raise PayRefused(f"{p.worker_id} has no {'assignment' if p.platform == 'mturk' else 'submission'} id.")
-    other = {PayAction.Kind.APPROVE: PayAction.Kind.REJECT, PayAction.Kind.REJECT: PayAction.Kind.APPROVE}.get(kind)
-    if other and PayAction.objects.filter(participant=p, kind=other, status=PayAction.Status.SENT).exists():
-        raise PayRefused(f"{p.worker_id} was already {other.rstrip('e')}ed.")
+    if kind == PayAction.Kind.APPROVE and not unpaid_ok and pays_nothing(p):
+        raise PayRefused(f"{p.worker_id}'s outcome ({p.outcome or 'none yet'}) pays nothing here; approving pays the "
+                         "platform's reward: confirm it to approve.")
     amount = 0
     if kind == PayAction.Kind.BONUS:
         amount = bonus_cents(rule_for(p.batch), participant_matches(p))
@@ -223,6 +312,8 @@ def act(p: Participant, kind: str, *, by=None, reason: str = "", retry: bool = F
     if kind == PayAction.Kind.BLOCK and p.platform == "prolific":
         raise PayRefused("Prolific has no per-worker block call: add the worker to the block list "
                          "of the next study (the launch form's block list).")
+    if kind in (PayAction.Kind.APPROVE, PayAction.Kind.BONUS):
+        confirmed_or_refuse(p)
     row = _claim(p, kind, amount=amount, reason=reason, by=by, retry=retry)
     if row is None:
         return None
@@ -293,11 +384,14 @@ def _already(mt, p: Participant, kind: str, exc, row: PayAction) -> dict | None:
 
 def act_many(participants, kind: str, **kw) -> dict:
     """Bulk: each participant on its own (one failure does not stop the others)."""
-    out = {"sent": 0, "skipped": 0, "failed": 0, "refused": []}
+    out = {"sent": 0, "skipped": 0, "failed": 0, "refused": [], "over_budget": []}
     clients = kw.pop("clients", None) or {}
     for p in participants:
         try:
             row = act(p, kind, clients=clients, **kw)
+        except OverBudget as exc:
+            out["over_budget"].append(exc)
+            continue
         except PayRefused as exc:
             out["refused"].append(str(exc))
             continue

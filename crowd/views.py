@@ -3,13 +3,13 @@ that makes lab links, and the last page's outcome (thin: parse, call crowd/, ren
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from crowd import entry, identity, outcomes
+from crowd.staff import RESEARCH, staff_permission
 from games import ratelimit
 from games.models import Batch, Participant
 
@@ -65,7 +65,7 @@ def device_finish(request):
     return redirect("participant", token=p.token)
 
 
-@staff_member_required
+@staff_permission(RESEARCH)
 @require_http_methods(["GET", "POST"])
 def lab_links(request, slug: str):
     """Staff: signed per-person lab links for a batch, as a CSV download (name, link)."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime, time, timezone
 
 from django import forms
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.handlers.asgi import ASGIRequest
 from django.http import JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from crowd.staff import RESEARCH, staff_permission
 from games.exports import DEFAULT_STATUS, FORMAT_FILES, STATUSES, ExportStream, export_formats, export_selection
 from games.models import Batch
 
@@ -61,7 +61,7 @@ def _filename(d: dict) -> str:
     return "-".join(parts) + "." + ext
 
 
-@staff_member_required
+@staff_permission(RESEARCH)
 @require_GET
 def research_export(request):
     """GET with no ``format``: the empty form. With the form's fields: ``count=1`` -> JSON count;

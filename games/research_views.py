@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 
 from django import forms
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
 from crowd import entry as crowd_entry
+from crowd.staff import RESEARCH, staff_permission
 from games import monitor
 from games.batches import batch_problems
 from games.clevr import views as clevr_views
@@ -26,7 +26,7 @@ from games.models import Batch, Match
 from games.registry import GAMES
 
 
-@staff_member_required
+@staff_permission(RESEARCH)
 @require_safe
 def research_home(request):
     batches = list(Batch.objects.order_by("-created_at"))
@@ -35,7 +35,7 @@ def research_home(request):
     return render(request, "research/home.html", {"batches": batches})
 
 
-@staff_member_required
+@staff_permission(RESEARCH)
 @require_safe
 def research_batch(request, slug: str):
     batch = get_object_or_404(Batch, slug=slug)
@@ -45,7 +45,7 @@ def research_batch(request, slug: str):
                                                    "compare_game": batch.game_id in monitor.COMPARE_ROLES})
 
 
-@staff_member_required
+@staff_permission(RESEARCH)
 @require_safe
 def research_match(request, match_id):
     match = get_object_or_404(Match, pk=match_id)
@@ -60,7 +60,7 @@ def research_match(request, match_id):
                                                    "rows": rows, "replay": replay})
 
 
-@staff_member_required
+@staff_permission(RESEARCH)
 @require_safe
 def research_match_image(request, match_id, image_id: str):
     """Any image of the match's content, at any size (staff see the secret too)."""
@@ -84,7 +84,7 @@ def research_match_image(request, match_id, image_id: str):
     return clevr_views._response(request, data, key, "image/png")
 
 
-@staff_member_required
+@staff_permission(RESEARCH)
 @require_safe
 def research_replay_svg(request, match_id, seq: int):
     """CoDraw: the Drawer's canvas after event ``seq``, replayed from the log."""
@@ -124,7 +124,7 @@ class CompareForm(forms.Form):
         self.fields["a"].choices = self.fields["b"].choices = [("", "—")] + groups
 
 
-@staff_member_required
+@staff_permission(RESEARCH)
 @require_safe
 def research_compare(request):
     """GET: the form (changing game, batches or grouping reloads it with that game's groups);

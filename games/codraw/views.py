@@ -22,11 +22,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
+from crowd.staff import RESEARCH, staff_permission
 from games.codraw import art as svg_art
 from games.codraw import clipart as ca
 from games.codraw.render import scene_svg
@@ -127,7 +127,7 @@ def _scale(request) -> float:
     return min(max(scale, 0.1), 4.0)
 
 
-@staff_member_required
+@staff_permission(RESEARCH)
 @require_GET
 def target_svg(request, match_id):
     match = _codraw_match(match_id)
@@ -138,7 +138,7 @@ def target_svg(request, match_id):
                          f"codraw-{match.id}-target.svg")
 
 
-@staff_member_required
+@staff_permission(RESEARCH)
 @require_GET
 def round_svg(request, match_id, round_no: int):
     """The Drawer's canvas after round ``round_no`` (0-based), from the logged round_recorded."""
@@ -156,7 +156,7 @@ def round_svg(request, match_id, round_no: int):
     raise Http404(f"No recorded round {round_no} in this match.")
 
 
-@staff_member_required
+@staff_permission(RESEARCH)
 @require_GET
 def final_svg(request, match_id):
     match = _codraw_match(match_id)

@@ -5,13 +5,13 @@ import csv
 import io
 
 import pytest
-from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from games.models import Match, Seat
 from games.services import SeatSpec, match_apply_action, match_create
 
 from ..platform.factories import batch as make_batch
+from tests.staff_users import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -32,7 +32,7 @@ def test_staff_downloads_a_colors_csv(live_server_url, browser, tmp_path):
     active = match_create(game_id="colors_v1", batch=b, seed=6, config={"rounds": 1},
                           seats={r: SeatSpec(Seat.Kind.HUMAN) for r in ("speaker", "listener")})
     match_apply_action(match_id=active.id, role="speaker", action={"type": "chat", "text": "still playing"})
-    get_user_model().objects.create_user("researcher", password="pw-export", is_staff=True)
+    staff_user("researcher", "pw-export")
 
     ctx = browser.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True)
     page = ctx.new_page()

@@ -4,7 +4,6 @@ forth) and the agent comparison (a result, and the refusal of human-played vs ag
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from games.models import Match
@@ -13,6 +12,7 @@ from ..platform.factories import batch as make_batch
 from ..research import play
 from .conftest import SCREENS
 from .sync import wait_painted
+from tests.staff_users import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,7 +21,7 @@ VIEWPORT = {"width": 1366, "height": 768}
 
 @pytest.fixture
 def staff_page(browser, live_server_url):
-    get_user_model().objects.create_user("monitor", password="pw-monitor", is_staff=True)
+    staff_user("monitor", "pw-monitor")
     ctx = browser.new_context(viewport=VIEWPORT)
     page = ctx.new_page()
     problems = []

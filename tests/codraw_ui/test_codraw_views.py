@@ -7,13 +7,13 @@ import xml.dom.minidom
 import zlib
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import override_settings
 
 from games.codraw import clipart as ca
 from games.codraw.render import scene_svg, scenes_row_svg
 from games.codraw.scenes import Piece, Scene, format_scene
 from games.services import SeatSpec, match_apply_action, match_create
+from tests.staff_users import staff_user
 
 
 def png_bytes(width: int, height: int, rgba=(200, 40, 40, 255)) -> bytes:
@@ -110,7 +110,7 @@ def played_match(db):
 
 @pytest.fixture
 def staff(client, db):
-    user = get_user_model().objects.create_user("staff", password="x", is_staff=True)
+    user = staff_user("staff", "x")
     client.force_login(user)
     return client
 

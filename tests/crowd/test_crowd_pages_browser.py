@@ -4,7 +4,6 @@ local recorders of tests/crowd: what the pages send is checked on the wire."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from crowd.models import Launch, PayAction
@@ -14,6 +13,7 @@ from tests.conftest import child_env, running_server
 from tests.crowd import helpers as h
 from tests.crowd.mturk_server import MTurkRecorder
 from tests.crowd.prolific_server import Recorder
+from tests.staff_users import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -28,7 +28,7 @@ def site(browser):  # noqa: F811
                    GT_PROLIFIC_API=pr.base, PROLIFIC_API_TOKEN="tok-browser")
         env.pop("AWS_PROFILE", None)
         with running_server(env, "test-crowd-pages.log") as url:
-            get_user_model().objects.create_user("researcher", password="pw-r", is_staff=True)
+            staff_user("researcher", "pw-r")
             ctx = browser.new_context(viewport=VIEWPORT)
             page = ctx.new_page()
             problems = []

@@ -269,7 +269,7 @@ def test_bulk_approve_goes_on_after_a_failure():
     with stub:
         out = payments.act_many(ps, PayAction.Kind.APPROVE, clients=_clients(mt))
     stub.assert_no_pending_responses()
-    assert out == {"sent": 2, "skipped": 0, "failed": 1, "refused": []}
+    assert out == {"sent": 2, "skipped": 0, "failed": 1, "refused": [], "over_budget": []}
 
 
 def test_reconciliation_csv():

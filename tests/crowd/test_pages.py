@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 from botocore.stub import ANY
-from django.contrib.auth import get_user_model
 
 from crowd import mturk
 from crowd.models import BonusRule, Launch, PayAction
 from tests.crowd import helpers as h
 from tests.crowd.prolific_server import Recorder
+from tests.staff_users import staff_user
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def staff(client):
-    user = get_user_model().objects.create_user("res", password="pw", is_staff=True)
+    user = staff_user("res", "pw")
     client.force_login(user)
     return client
 
@@ -108,7 +108,8 @@ def test_review_rule_preview_pay_once_and_csv(staff, stub):
     p1 = h.participant(b, "W1", outcome={"correct": 3, "played": 3})
     p2 = h.participant(b, "W2", outcome={"correct": 1, "played": 3})
     url = f"/research/batches/{b.slug}/review/"
-    staff.post(url, {"form": "rule", "rule-kind": "colors_accuracy", "rule-cents_per_unit": "20", "rule-cap_cents": "50"})
+    staff.post(url, {"form": "rule", "rule-kind": "colors_accuracy", "rule-cents_per_unit": "20", "rule-cap_cents": "50",
+                     "rule-budget_cents": "500"})
     assert BonusRule.objects.get(batch=b).cap_cents == 50
     page = staff.get(url).content.decode()
     assert 'id="unpaid-total">70<' in page and "3/3 correct" in page

@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client as DjangoClient
 
 from games.models import Participant
@@ -17,6 +16,7 @@ from games.models import Participant
 from ..conftest import ROOT
 from .factories import batch as make_batch
 from .factories import colors_match
+from tests.staff_users import staff_user
 
 MTURK = "frame-ancestors https://worker.mturk.com https://workersandbox.mturk.com"
 _addresses = itertools.count(1)
@@ -70,7 +70,7 @@ def test_every_other_page_denies_every_frame(world):
     for url in ("/", "/admin/login/", "/research/", "/schemas/colors_v1.json", "/no/such/page", "/p/"):
         r = client.get(url)
         assert_not_framable(r, url)
-    staff = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+    staff = staff_user("staff", "pw-for-tests")
     client.force_login(staff)
     for url in ("/research/", f"/research/batches/{world['slug']}/", "/admin/", "/research/export/"):
         r = client.get(url)

@@ -14,6 +14,7 @@ from django.urls import reverse
 from games.exports import export_formats
 from games.models import Match, Seat
 from games.services import SeatSpec, match_apply_action, match_create
+from tests.staff_users import staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)   # the stream's writer reads in a thread of its own
 
@@ -61,7 +62,7 @@ def matches():
 
 @pytest.fixture
 def staff(client):
-    user = get_user_model().objects.create_user("staff", password="pw", is_staff=True)
+    user = staff_user("staff", "pw")
     client.force_login(user)
     return client
 
@@ -189,7 +190,7 @@ async def test_asgi_streams_asynchronously(async_client, matches):
     """Under ASGI the response is an async iterator (a sync one would be read whole before sending)."""
     from asgiref.sync import sync_to_async
 
-    user = await sync_to_async(get_user_model().objects.create_user)("astaff", password="pw", is_staff=True)
+    user = await sync_to_async(staff_user)("astaff", "pw")
     await async_client.aforce_login(user)
     response = await async_client.get(URL, {"format": "guesswhich", "batch": "all", "status": "all"})
     assert response.status_code == 200 and response.is_async

@@ -7,7 +7,6 @@ import re
 
 import numpy as np
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from scipy import stats
 
@@ -18,6 +17,7 @@ from games.models import Match, Seat
 
 from ..platform.factories import batch as make_batch
 from . import play
+from tests.staff_users import staff_user
 
 pytestmark = pytest.mark.django_db
 
@@ -267,7 +267,7 @@ def test_a_log_the_rules_refuse_stops_the_replay_with_the_reason(staff):
 # ----------------------------------------------------------------------------------- views
 @pytest.fixture
 def staff(client):
-    user = get_user_model().objects.create_user("mon-staff", password="pw", is_staff=True)
+    user = staff_user("mon-staff", "pw")
     client.force_login(user)
     return client
 
