@@ -258,8 +258,7 @@ async def play(base: str, match: Match, seats: dict[str, Seat], cookies: dict[st
                 answer = await client.act(action)
                 if answer["type"] == "ack":
                     await caught_up(clients.values(), answer["seq"])
-            if steps % 2 == 0:
-                await _trick(me, next(tricks, None), rng)
+            await _trick(me, next(tricks, None), rng)   # one per step while they last
             if not moved:
                 await asyncio.sleep(0.05)
         for client in clients.values():
