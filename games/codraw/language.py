@@ -493,6 +493,8 @@ def _number_at(words: list[str], i: int) -> tuple[float, int] | None:
         return None
 
     word = words[i]
+    if not (word[0].isdigit() or word[0] == "." or word in NUMBER_WORDS or word in ("a", "an")):
+        return None                       # the common case, without the regular expressions
     nxt = words[i + 1] if i + 1 < len(words) else ""
     after = words[i + 2] if i + 2 < len(words) else ""
     if word in ("a", "an") and nxt in ("inch", "in"):
@@ -1466,8 +1468,8 @@ _PHRASE_KINDS = {"left of {}": "left_of", "right of {}": "right_of", "next to {}
 def place_phrases(piece: Piece, landmarks: list[Piece]) -> list[Place]:
     """Every place the rule Teller considers for ``piece``: a side and a height of the canvas
     (``on the left, near the bottom``), or a place next to, above, under, in front of or behind
-    a piece already drawn (``right of the oak tree``, ``under the sun, a bit to the left``). No
-    numbers, no units."""
+    a piece already drawn (``right of the oak tree``, ``under the sun, a bit to the
+    left``). No numbers, no units."""
     heights = y_phrases(piece)
     out = [Place(join_place(x, y), int(bool(y))) for x in X_PHRASES for y in heights]
     for other in landmarks:
