@@ -253,3 +253,35 @@ def test_leak_audit_through_the_socket_and_http(game_id, live_server_url, record
         kinds = coverage[role]
         assert kinds["joined"] and kinds["events"] and kinds["error"] and kinds["pong"] and kinds["end_pages"], kinds
         assert kinds["ack"] and kinds["presence"], kinds
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("game_id", GAME_IDS)
+def test_the_leak_audit_fails_a_leaky_server(game_id):
+    """The audit's check, fed the frames a leaky server would send, fails: the old ``joined``
+    frame (the whole ``Match.outcome``), another seat's view, a page naming a hidden string."""
+    rules = GAMES[game_id].rules
+    match, seats = leak_audit.make_match(game_id, seed=3)
+    state = match.state
+    for role in rules.ROLES:
+        hidden = GAMES[game_id].hidden.hidden_from(state, role)
+        if not hidden:
+            continue
+        other = next(r for r in rules.ROLES if r != role)
+        log = leak_audit.SeatLog(role)
+        log.frames = [{"type": "joined", "seq": match.seq, "view": rules.view_for(state, other), "events": [],
+                       "outcome": rules.outcome(state)}]
+        log.seen_before = [0]
+        found, _ = leak_audit.check(match, {role: log})
+        assert found, f"{game_id}: the {other}'s view and the full outcome sent to the {role} went unnoticed"
+        strings = [h.value for h in hidden if isinstance(h.value, str)]
+        if strings:
+            log = leak_audit.SeatLog(role)
+            log.pages = [("start", "/p/x/", 200, f"<p data-x='{strings[0]}'>hello</p>")]
+            assert leak_audit.check(match, {role: log})[0], f"{game_id}: a page naming {strings[0]} went unnoticed"
+    if game_id in ("guesswhich_v1", "codraw_v1"):
+        role = {"guesswhich_v1": "questioner", "codraw_v1": "drawer"}[game_id]
+        log = leak_audit.SeatLog(role)
+        log.frames = [{"type": "joined", "seq": match.seq, "outcome": match.outcome, "events": []}]
+        log.seen_before = [0]
+        assert leak_audit.check(match, {role: log})[0], f"{game_id}: the old joined frame went unnoticed"
