@@ -146,6 +146,19 @@ def transfer_finish(*, session, participant_id: int, code: str) -> Participant:
     return p
 
 
+def participant_takeover(*, session, participant_id: int) -> Participant:
+    """Bind an unverified participant to this browser, whose link the platform has just confirmed
+    (crowd/verify.py; games.lobby.participant_enter): the browser that entered first with an id
+    the platform could not confirm loses it, as after a device change."""
+    with transaction.atomic():
+        p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
+        p.owner_key = new_owner_key()
+        p.save(update_fields=["owner_key"])
+    session_bind(session, p)
+    _tell_open_seats(p)
+    return p
+
+
 def _tell_open_seats(p: Participant) -> None:
     """Sockets of the participant's active seats check again whose they are (the old browser's
     are closed: games.consumers.MatchConsumer.match_owner_changed)."""

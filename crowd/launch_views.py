@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from crowd import mturk, outcomes, payments, prolific, staff
+from crowd import reconcile
 from crowd.models import BonusRule, Launch, PayAction
 from crowd.staff import LAUNCH_LIVE, LAUNCH_SANDBOX, PAY, REVIEW, staff_permission
 from games import monitor
@@ -295,6 +296,7 @@ def review(request, slug: str):
     committed = payments.bonus_committed(batch.id)
     return render(request, "research/review.html",
                   {"batch": batch, "rows": rows, "rule_form": rule_form, "unpaid_bonus_cents": total,
+                   "unseen": reconcile.unseen(batch),   # on the platforms, not finished here (issue 21)
                    "kinds": PayAction.Kind.choices, "can_pay": request.user.has_perm(PAY),
                    "budget": rule.budget_cents, "committed_cents": committed,
                    "budget_left": None if rule.budget_cents is None else max(0, rule.budget_cents - committed)},

@@ -25,14 +25,20 @@ QUAL_APPROVED_HITS = "00000000000000000040"
 RETRYABLE = ("ThrottlingException", "ServiceUnavailable", "ServiceUnavailableException")
 
 
-def client(*, live: bool = False):
+# Errors that mean MTurk could not be asked (as opposed to MTurk answering "no").
+UNAVAILABLE = RETRYABLE + ("ServiceFault",)
+
+
+def client(*, live: bool = False, quick: bool = False):
+    """``quick``: for a call a waiting person depends on (the entry check): short timeouts, one retry."""
     import boto3
     from botocore.config import Config
 
     endpoint = os.environ.get("GT_MTURK_ENDPOINT") or (LIVE_ENDPOINT if live else SANDBOX_ENDPOINT)
     # botocore retries throttling itself (standard mode, 3 attempts) before an error reaches us.
-    return boto3.client("mturk", region_name="us-east-1", endpoint_url=endpoint,
-                        config=Config(retries={"mode": "standard", "total_max_attempts": 3}))
+    config = (Config(retries={"mode": "standard", "total_max_attempts": 2}, connect_timeout=3, read_timeout=5)
+              if quick else Config(retries={"mode": "standard", "total_max_attempts": 3}))
+    return boto3.client("mturk", region_name="us-east-1", endpoint_url=endpoint, config=config)
 
 
 def external_question(url: str, frame_height: int = 0) -> str:
@@ -155,3 +161,22 @@ def error_code(exc: Exception) -> str:
 def error_message(exc: Exception) -> str:
     resp = getattr(exc, "response", None) or {}
     return str((resp.get("Error") or {}).get("Message") or exc)
+
+
+def get_assignment(mt, assignment_id: str) -> dict:
+    """GetAssignment: {"Assignment": {...}, "HIT": {...}} (only this requester's assignments)."""
+    return mt.get_assignment(AssignmentId=assignment_id)
+
+
+def submitted_assignments(mt, hit_id: str) -> list[dict]:
+    """Every Submitted assignment of the HIT (ListAssignmentsForHIT, all pages)."""
+    out, token = [], None
+    while True:
+        kw = {"HITId": hit_id, "MaxResults": 100, "AssignmentStatuses": ["Submitted"]}
+        if token:
+            kw["NextToken"] = token
+        page = mt.list_assignments_for_hit(**kw)
+        out.extend(page.get("Assignments") or [])
+        token = page.get("NextToken")
+        if not token or not page.get("Assignments"):
+            return out

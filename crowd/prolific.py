@@ -70,7 +70,20 @@ class Client:
         return self._call("POST", f"studies/{study_id}/transition/", json={"action": action})
 
     def submissions(self, study_id: str) -> list[dict]:
-        return self._call("GET", f"studies/{study_id}/submissions/").get("results", [])
+        """Every submission of the study (all pages: ``_links.next.href`` while there is one)."""
+        page = self._call("GET", f"studies/{study_id}/submissions/")
+        out = list(page.get("results") or [])
+        for _ in range(1000):
+            nxt = ((page.get("_links") or {}).get("next") or {}).get("href")
+            if not nxt:
+                break
+            page = self._call("GET", nxt)
+            out.extend(page.get("results") or [])
+        return out
+
+    def submission(self, submission_id: str) -> dict:
+        """One submission: its study_id, participant, status (Retrieve a submission)."""
+        return self._call("GET", f"submissions/{submission_id}/")
 
     # submissions
     def approve(self, submission_id: str) -> dict:

@@ -12,21 +12,27 @@ is asked "are you still there?" when the page polls again (``participant_present
 """
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import random
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from crowd import entry as crowd_entry
 from crowd import identity
 from crowd import onboarding as crowd_onboarding
+from crowd import platform_ids
 from crowd import studies as crowd_studies
+from crowd import verify
 from crowd.outcomes import participant_exit
 from games import presence
 from games.models import Batch, Content, Match, Participant, Seat
 from games.registry import get_game
 from games.services import SeatSpec, match_create
+from groundtalk_web.loopback import is_loopback
 
 PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 
@@ -63,19 +69,37 @@ def parse_entry(query: dict) -> EntryParams:
             raise EntryError(f"The {name} parameter contains characters a link cannot hold.")
         return value
 
+    try:
+        return _parse_entry(query, get)
+    except platform_ids.BadId as exc:   # ids in one canonical form, or refused (crowd/platform_ids.py)
+        raise EntryError(str(exc)) from None
+
+
+def _parse_entry(query: dict, get) -> EntryParams:
     if query.get("assignmentId") is not None:
         params = EntryParams("mturk", get("workerId"), get("assignmentId"), get("hitId"),
                              get("turkSubmitTo", 300))
-        if not params.is_preview and not params.worker_id:
+        if params.is_preview:
+            return params
+        if not params.worker_id:
             raise EntryError("The link is missing MTurk's workerId.")
+        if not (params.assignment_id and params.hit_id):
+            raise EntryError("The link is missing MTurk's assignmentId or hitId: please open the study from the HIT.")
         if params.submit_to and not params.submit_to.startswith(("https://", "http://")):
             raise EntryError("turkSubmitTo must be an http(s) address.")
-        return params
+        return EntryParams("mturk", platform_ids.mturk_worker(params.worker_id),
+                           platform_ids.mturk_entity(params.assignment_id, "assignment id"),
+                           platform_ids.mturk_entity(params.hit_id, "HIT id"), params.submit_to)
     if query.get("PROLIFIC_PID") is not None:
         params = EntryParams("prolific", get("PROLIFIC_PID"), study_id=get("STUDY_ID"), session_id=get("SESSION_ID"))
         if not params.worker_id:
             raise EntryError("The link is missing Prolific's PROLIFIC_PID.")
-        return params
+        if not (params.study_id and params.session_id):
+            raise EntryError("The link is missing Prolific's STUDY_ID or SESSION_ID: please open the study from "
+                             "Prolific.")
+        return EntryParams("prolific", platform_ids.prolific(params.worker_id, "Prolific participant id"),
+                           study_id=platform_ids.prolific(params.study_id, "Prolific study id"),
+                           session_id=platform_ids.prolific(params.session_id, "Prolific session id"))
     if query.get("lab") is not None:
         token = get("lab", 400)
         if not token:
@@ -84,7 +108,7 @@ def parse_entry(query: dict) -> EntryParams:
     worker = get("worker") or ""
     if not worker:
         raise EntryError("The link names no participant (workerId, PROLIFIC_PID or a lab link's token).")
-    return EntryParams("demo", worker)
+    return EntryParams("demo", platform_ids.name(worker, "demo name"))
 
 
 UNAVAILABLE = ("This study is not available at the moment. Please do not start it: return the task, "
@@ -111,34 +135,129 @@ class OtherBrowser(EntryError):
         self.participant = participant
 
 
-def participant_enter(*, batch: Batch, params: EntryParams, session) -> Participant:
+class AlreadyTookPart(crowd_entry.EntryRefused):
+    """The worker finished (or left) this batch and came back with another assignment or session."""
+
+
+ALREADY_TOOK_PART = ("You have already taken part in this study, with another {what}. Each person can take part "
+                     "once, so this {what} cannot be used: please return it ({how}) so that it does not count "
+                     "against you. Your earlier one is kept and reviewed as usual. Thank you!")
+
+
+def _other_assignment(p: Participant, params: EntryParams) -> bool:
+    if params.platform == "mturk":
+        return params.assignment_id != p.assignment_id
+    if params.platform == "prolific":
+        return params.session_id != p.session_id
+    return False
+
+
+def _note_assignment(p: Participant, params: EntryParams, why: str) -> None:
+    """Keep the assignment (or session) the worker came with in the participant's list, on its
+    locked row: the lab sees every one (the review page)."""
+    with transaction.atomic():
+        row = Participant.objects.select_for_update().get(pk=p.pk)
+        seen = list(row.assignments or [])
+        entry = {"assignment_id": params.assignment_id, "hit_id": params.hit_id,
+                 "session_id": params.session_id, "study_id": params.study_id}
+        if not any(all(old.get(k) == v for k, v in entry.items()) for old in seen):
+            seen.append({**entry, "at": timezone.now().isoformat(), "why": why})
+            row.assignments = seen[-50:]
+            row.save(update_fields=["assignments"])
+        p.assignments = row.assignments
+
+
+def _browser_of(session) -> str:
+    """A digest of the browser's session key (the session is saved here if it has no key yet);
+    '' for a plain dict (code calling the service directly)."""
+    if not hasattr(session, "session_key"):
+        return ""
+    if not session.session_key:
+        session.save()
+    return hashlib.sha256(f"groundtalk.browser:{session.session_key}".encode()).hexdigest()[:32]
+
+
+def _address(client_addr: str) -> str | None:
+    try:
+        return str(ipaddress.ip_address((client_addr or "").strip()))
+    except ValueError:
+        return None
+
+
+def _lock_worker(platform: str, worker_id: str) -> None:
+    """Entries of one worker (canonical id), in any batch, one at a time: a PostgreSQL advisory
+    lock held until the transaction ends, so an exclusion check and the participant it lets in
+    are one step (SQLite, the single-process embedded server, has one writer anyway)."""
+    if connection.vendor != "postgresql":
+        return
+    digest = hashlib.blake2b(f"groundtalk.entry:{platform}:{worker_id}".encode(), digest_size=8).digest()
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(digest, "big", signed=True)])
+
+
+def participant_enter(*, batch: Batch, params: EntryParams, session, client_addr: str = "") -> Participant:
     """The participant for this worker in this batch, created on first entry and bound to this
-    browser's ``session``; a re-entry from that browser resumes. Raises ``EntryRefused`` (a kind
-    the batch does not take, a bad lab token) and ``OtherBrowser`` (the worker's participant
-    belongs to another browser)."""
+    browser's ``session``; a re-entry from that browser resumes. The platform is asked first
+    (crowd/verify.py). Raises ``EntryRefused`` (a kind the batch does not take, a bad lab token,
+    ``verify.NotVerified``, ``AlreadyTookPart``, an excluded worker) and ``OtherBrowser`` (the
+    worker's participant belongs to another browser)."""
     if batch.status != Batch.Status.OPEN:
         raise EntryError("This batch is closed.")
     check_runnable(batch)  # before a participant exists
     crowd_entry.check_kind(batch, params.platform)
     worker_id = crowd_entry.lab_person(batch, params.lab_token) if params.platform == "lab" else params.worker_id
-    crowd_studies.check_not_excluded(batch, platform=params.platform, worker_id=worker_id)  # before a participant
-    participant, created = Participant.objects.get_or_create(
-        batch=batch, platform=params.platform, worker_id=worker_id,
-        defaults={"assignment_id": params.assignment_id, "hit_id": params.hit_id, "submit_to": params.submit_to,
-                  "study_id": params.study_id, "session_id": params.session_id,
-                  "owner_key": identity.new_owner_key()},
-    )
+    existing = Participant.objects.filter(batch=batch, platform=params.platform, worker_id=worker_id).first()
+    if existing is not None and _other_assignment(existing, params) and existing.state in (
+            Participant.State.DONE, Participant.State.DECLINED):
+        # one participant per worker per batch: a second assignment never replaces the first
+        _note_assignment(existing, params, "came back after finishing")
+        raise AlreadyTookPart(ALREADY_TOOK_PART.format(
+            what="assignment" if params.platform == "mturk" else "session",
+            how="“Return” on MTurk" if params.platform == "mturk" else "“Return” on Prolific"))
+    check = None
+    if existing is None or _other_assignment(existing, params) or existing.verification == verify.UNVERIFIED:
+        check = verify.check_entry(batch, params)   # NotVerified: refused, nothing created
+        if existing is None and not check.active:
+            raise verify.NotVerified(verify.PROLIFIC_REFUSED.format(why=f"it is {check.note.lower()}, not active"))
+    with transaction.atomic():
+        _lock_worker(params.platform, worker_id)
+        crowd_studies.check_not_excluded(batch, platform=params.platform, worker_id=worker_id)  # before a participant
+        defaults = {"assignment_id": params.assignment_id, "hit_id": params.hit_id, "submit_to": params.submit_to,
+                    "study_id": params.study_id, "session_id": params.session_id,
+                    "owner_key": identity.new_owner_key(), "browser": _browser_of(session),
+                    "client_addr": _address(client_addr)}
+        if check is not None:
+            stub = Participant()
+            verify.record(stub, check)
+            defaults.update(verification=stub.verification, verify_tried_at=stub.verify_tried_at,
+                            verify_note=stub.verify_note, verified_at=stub.verified_at)
+        participant, created = Participant.objects.get_or_create(
+            batch=batch, platform=params.platform, worker_id=worker_id, defaults=defaults)
     if created:
         identity.session_bind(session, participant)
         return participant
     if not identity.participant_claim(session=session, participant=participant):
-        raise OtherBrowser(participant)
-    if params.platform == "mturk" and (params.assignment_id, params.submit_to) != (
-            participant.assignment_id, participant.submit_to):
-        # the same worker took the HIT again (a new assignment): submit that one
+        if not (participant.verification == verify.UNVERIFIED and check is not None
+                and check.status == verify.VERIFIED):
+            raise OtherBrowser(participant)
+        # the platform vouches for this browser's link, not for the one that entered unverified
+        participant = identity.participant_takeover(session=session, participant_id=participant.pk)
+    if check is not None and participant.verification != check.status:
+        Participant.objects.filter(pk=participant.pk).update(
+            **{f: getattr(participant, f) for f in verify.record(participant, check)})
+    if params.platform in ("mturk", "prolific") and _other_assignment(participant, params):
+        # the same worker took the HIT again (a new assignment) before finishing: go on with that
+        # one, and keep the earlier one listed
+        old = EntryParams(params.platform, participant.worker_id, participant.assignment_id, participant.hit_id,
+                          study_id=participant.study_id, session_id=participant.session_id)
+        _note_assignment(participant, old, "replaced by a new one before finishing")
         participant.assignment_id, participant.hit_id = params.assignment_id, params.hit_id
+        participant.study_id, participant.session_id = params.study_id, params.session_id
         participant.submit_to = params.submit_to
-        participant.save(update_fields=["assignment_id", "hit_id", "submit_to"])
+        participant.save(update_fields=["assignment_id", "hit_id", "submit_to", "study_id", "session_id"])
+    elif params.platform == "mturk" and params.submit_to != participant.submit_to:
+        participant.submit_to = params.submit_to
+        participant.save(update_fields=["submit_to"])
     return participant
 
 
@@ -252,6 +371,7 @@ def lobby_poll(*, participant_id: int) -> LobbyStatus:
         if presence.is_away(p, now):
             return _status(p, away=True)
         presence.participant_seen(p.pk, now)   # its own write, before any lock below
+        _verify_again(p)                       # unverified: ask the platform again (crowd/verify.py)
     with transaction.atomic():
         p = Participant.objects.select_related("batch").get(pk=participant_id)
         batch = p.batch
@@ -267,6 +387,8 @@ def lobby_poll(*, participant_id: int) -> LobbyStatus:
         check_runnable(batch)  # never pair into a batch that cannot run (raises BatchCannotRun)
         roles = _human_roles(batch)
         if batch.pairing == Batch.Pairing.HUMAN_AGENT:
+            if _unconfirmed(p) and batch.unverified_pairing == "none":
+                return _wait_unconfirmed(p)
             locked = Participant.objects.select_for_update().filter(pk=p.pk, state=Participant.State.WAITING).first()
             if locked is None:
                 return lobby_poll(participant_id=participant_id)
@@ -281,10 +403,13 @@ def lobby_poll(*, participant_id: int) -> LobbyStatus:
             return _status(me, _current_seat(me))
         if me.state != Participant.State.WAITING:
             return _status(me)
+        if _unconfirmed(me):   # only with an agent, or not at all (Batch.unverified_pairing)
+            return _pair_unconfirmed(me, batch, roles)
         partner = (Participant.objects
                    .filter(batch=batch, state=Participant.State.WAITING, games_played__lt=batch.games_per_worker)
                    .filter(presence.present_q(now))   # nobody whose waiting page has gone quiet
                    .exclude(pk=me.pk).exclude(worker_id=me.worker_id)
+                   .exclude(_not_partners_q(me, batch))   # unconfirmed ids, one browser or address
                    .order_by("waiting_since", "id").first())
         if partner is not None and len(roles) >= 2:
             order = roles[:2] if random.random() < 0.5 else roles[1::-1]
@@ -299,6 +424,49 @@ def lobby_poll(*, participant_id: int) -> LobbyStatus:
             me.save(update_fields=participant_exit(me, "no_partner"))
             return _status(me)
         return _status(p)
+
+
+def _unconfirmed(p: Participant) -> bool:
+    """The platform could not confirm the worker's id (or said no since): never paired with a person."""
+    return p.verification in (verify.UNVERIFIED, verify.REFUSED)
+
+
+def _verify_again(p: Participant) -> None:
+    if p.verification == verify.UNVERIFIED:
+        try:
+            verify.recheck(p)   # at most every verify.RECHECK_S; records what the platform says
+        except verify.NotVerified:
+            pass                # recorded as refused: never paired with a person, never paid
+
+
+def _wait_unconfirmed(me: Participant) -> LobbyStatus:
+    """Not paired: waits while the platform is asked again, then leaves as with no partner."""
+    waited = (timezone.now() - me.waiting_since).total_seconds() if me.waiting_since else 0.0
+    if waited >= me.batch.max_wait_s:
+        me.save(update_fields=participant_exit(me, "no_partner"))
+    return _status(me)
+
+
+def _pair_unconfirmed(me: Participant, batch: Batch, roles: list[str]) -> LobbyStatus:
+    if batch.unverified_pairing == "agent" and roles:
+        role = roles[me.games_played % len(roles)]
+        if all((batch.agents or {}).get(r) for r in get_game(batch.game_id).roles if r != role):
+            match = _match_with_agents(batch, {role: me})
+            return _status(Participant.objects.get(pk=me.pk), Seat.objects.get(match=match, role=role))
+    return _wait_unconfirmed(me)
+
+
+def _not_partners_q(me: Participant, batch: Batch) -> Q:
+    """Who may not be ``me``'s partner (issue 21): a person whose id the platform did not confirm,
+    and one who entered from the same browser or the same client address (unless the batch allows
+    a shared address, as in a lab; a loopback address is the server's own or a proxy's, never a
+    person's). Demo people share a browser by design (two tabs, both seats)."""
+    q = Q(verification__in=(verify.UNVERIFIED, verify.REFUSED))
+    if me.browser and me.platform != "demo":
+        q |= Q(browser=me.browser)
+    if me.client_addr and not batch.allow_shared_address and not is_loopback(me.client_addr):
+        q |= Q(client_addr=me.client_addr)
+    return q
 
 
 def match_partner_gone(*, seat: Seat, gone_after_s: int) -> bool:

@@ -109,6 +109,18 @@ class Batch(models.Model):
         help_text="What a worker must pass before being paired: the game's quiz or practice round "
                   "(games/<game>/onboarding.py); the result is kept per worker, game and version and reused by "
                   "other batches.")
+    # Who is who (issue 21; crowd/verify.py): what an unverified worker (the platform could not be
+    # asked) may be paired with, and whether two people from one client address may be paired.
+    unverified_pairing = models.CharField(
+        max_length=8, choices=[("agent", "only with an agent"), ("none", "not at all until verified")],
+        default="agent",
+        help_text="A worker whose id MTurk or Prolific could not confirm at entry (the platform did not answer) "
+                  "plays only against an agent, or is not paired until the platform confirms them. Either way "
+                  "they are verified again before any pay.")
+    allow_shared_address = models.BooleanField(
+        default=False,
+        help_text="Pair two people who come from the same client address (a lab whose machines share one "
+                  "address). Off: never pair them (one person in two browsers).")
     questionnaire = models.JSONField(
         null=True, blank=True, default=None,
         help_text='Post-game questions: a list of {"id", "kind": "likert" | "text", "text", "about": "partner" | '
@@ -169,6 +181,21 @@ class Participant(models.Model):
     pay_cents = models.IntegerField(null=True, blank=True)
     # The browser this participant is bound to holds the same value in its session (crowd.identity).
     owner_key = models.CharField(max_length=64, blank=True)
+    # What the platform said about the worker's id (crowd/verify.py): "verified" (MTurk's assignment
+    # or Prolific's submission names this worker, in this HIT or study), "unverified" (the platform
+    # could not be asked: paired per Batch.unverified_pairing, verified again before pay), "trusted"
+    # (a signed lab link, a demo name); "" for participants made before issue 21 or by code.
+    verification = models.CharField(max_length=12, blank=True, default="")
+    verified_at = models.DateTimeField(null=True, blank=True)
+    verify_tried_at = models.DateTimeField(null=True, blank=True)
+    verify_note = models.CharField(max_length=300, blank=True, default="")
+    # The entering browser (a digest of its session key) and client address: two participants who
+    # share either are never paired with each other (games/lobby.py; Batch.allow_shared_address).
+    browser = models.CharField(max_length=64, blank=True, default="")
+    client_addr = models.GenericIPAddressField(null=True, blank=True)
+    # Every other assignment (or session) the worker came with, oldest first, each
+    # {"assignment_id", "hit_id", "at", "why"}: the lab sees them all (review page).
+    assignments = models.JSONField(default=list, blank=True)
     # A one-time code to move to another browser (crowd.identity.transfer_*), its expiry and misses.
     transfer_code = models.CharField(max_length=16, blank=True)
     transfer_expires_at = models.DateTimeField(null=True, blank=True)

@@ -92,7 +92,8 @@ def batch_entry(request, slug: str):
                 "bonus": f"${batch.bonus_cents / 100:.2f}" if batch.bonus_cents else ""})
         if params.platform == "demo":
             crowd_entry.check_demo_client(request)
-        participant = lobby.participant_enter(batch=batch, params=params, session=request.session)
+        participant = lobby.participant_enter(batch=batch, params=params, session=request.session,
+                                              client_addr=request.META.get("REMOTE_ADDR", ""))
     except lobby.OtherBrowser as exc:
         return crowd_views.other_browser(request, exc.participant)
     except crowd_entry.EntryRefused as exc:

@@ -2,6 +2,8 @@
 batch that excludes it, on every entry kind; a clear 403 page and no participant is created."""
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from django.test import Client
 
@@ -15,11 +17,19 @@ pytestmark = pytest.mark.django_db
 
 
 def mturk_url(b, worker):
-    return f"/b/{b.slug}/?workerId={worker}&assignmentId=A-{worker}&hitId=H1&turkSubmitTo=https://workersandbox.mturk.com"
+    """MTurk's id formats (crowd/platform_ids.py): the worker ``w1`` is ``AW1``. No MTurk answers
+    here, so the worker enters unverified (crowd/verify.py): exclusion holds all the same."""
+    w = "A" + worker.upper()
+    return f"/b/{b.slug}/?workerId={w}&assignmentId=3{w}&hitId=3HIT1&turkSubmitTo=https://workersandbox.mturk.com"
+
+
+def _hex(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def prolific_url(b, worker):
-    return f"/b/{b.slug}/?PROLIFIC_PID={worker}&STUDY_ID=S1&SESSION_ID=X-{worker}"
+    """Prolific's 24-hex ids, made from the test's name for the worker."""
+    return f"/b/{b.slug}/?PROLIFIC_PID={_hex(worker)}&STUDY_ID={_hex('study')}&SESSION_ID={_hex('session' + worker)}"
 
 
 URLS = {"mturk": mturk_url, "prolific": prolific_url, "lab": lab_url}

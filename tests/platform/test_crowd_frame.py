@@ -48,7 +48,7 @@ def assert_not_framable(response, url):
 def test_crowd_pages_may_be_framed_by_mturk_only(world):
     client = Client()
     crowd = [f"/b/{world['slug']}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H",   # MTurk's preview
-             f"/b/{world['slug']}/?workerId=W2&assignmentId=A2&hitId=H&turkSubmitTo=https://www.mturk.com",
+             f"/b/{world['slug']}/?workerId=AW2&assignmentId=A2&hitId=H&turkSubmitTo=https://www.mturk.com",
              f"/p/{world['token']}/", f"/p/{world['token']}/status", f"/m/{world['match']}/?seat={world['seat']}"]
     for url in crowd:
         r = client.get(url)

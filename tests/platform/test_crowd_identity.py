@@ -24,7 +24,12 @@ from .factories import lab_url
 pytestmark = [pytest.mark.django_db,
               pytest.mark.usefixtures("agent_queues_served")]   # human-agent batches are runnable
 
-MTURK = "/b/{slug}/?workerId=W1&assignmentId={a}&hitId=H1&turkSubmitTo=https://workersandbox.mturk.com"
+MTURK = "/b/{slug}/?workerId=AW1&assignmentId={a}&hitId=H1&turkSubmitTo=https://workersandbox.mturk.com"
+
+
+# Prolific's ids are 24 hexadecimal digits (crowd/platform_ids.py); no Prolific answers here, so a
+# participant enters unverified (crowd/verify.py), which changes nothing about browsers.
+PID, STUDY, SESSION = "60f6acb180a2b1d7c5a3e1f0", "60f6acb180a2b1d7c5a3e1f1", "60f6acb180a2b1d7c5a3e1f2"
 
 
 def refused(r) -> str:
@@ -54,7 +59,7 @@ def test_a_worker_id_in_a_second_browser_gets_nothing_of_the_participant():
     owner, thief = Client(), Client()
     r = owner.get(MTURK.format(slug=b.slug, a="A1"))
     assert r.status_code == 302
-    p = Participant.objects.get(worker_id="W1")
+    p = Participant.objects.get(worker_id="AW1")
     seat = play_to_match(owner, r.url)
     # the same worker id, any assignment, from another browser
     for a in ("A1", "anything"):
@@ -84,13 +89,13 @@ def test_re_entry_from_the_same_browser_resumes_and_takes_the_new_assignment():
     first = c.get(MTURK.format(slug=b.slug, a="A1"))
     again = c.get(MTURK.format(slug=b.slug, a="A2"))   # returned the HIT and accepted it again
     assert first.status_code == again.status_code == 302 and first.url == again.url
-    p = Participant.objects.get(worker_id="W1")
+    p = Participant.objects.get(worker_id="AW1")
     assert p.assignment_id == "A2"
 
 
 def test_a_prolific_id_in_a_second_browser_is_refused():
     b = make_batch(slug="pro")
-    url = "/b/pro/?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=X"
+    url = f"/b/pro/?PROLIFIC_PID={PID}&STUDY_ID={STUDY}&SESSION_ID={SESSION}"
     assert Client().get(url).status_code == 302
     refused(Client().get(url))
     assert Participant.objects.filter(batch=b).count() == 1
@@ -106,7 +111,7 @@ def test_two_browsers_racing_with_one_id_get_one_participant_and_one_owner():
 
     def arrive(i):
         try:
-            lobby.participant_enter(batch=b, params=lobby.EntryParams("prolific", "same"), session=sessions[i])
+            lobby.participant_enter(batch=b, params=lobby.EntryParams("prolific", PID, study_id=STUDY, session_id=SESSION), session=sessions[i])
             outcomes[i] = "entered"
         except lobby.OtherBrowser:
             outcomes[i] = "refused"
@@ -163,14 +168,14 @@ def test_changing_the_lab_key_revokes_every_link():
 # ------------------------------------------------------------------------------- entry kinds
 @pytest.mark.parametrize("kinds,url,status", [
     (["lab"], MTURK.format(slug="k", a="A1"), 403),
-    (["lab"], "/b/k/?PROLIFIC_PID=P1", 403),
+    (["lab"], f"/b/k/?PROLIFIC_PID={PID}&STUDY_ID={STUDY}&SESSION_ID={SESSION}", 403),
     (["lab"], "/b/k/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE", 403),
-    (["mturk"], "/b/k/?PROLIFIC_PID=P1", 403),
+    (["mturk"], f"/b/k/?PROLIFIC_PID={PID}&STUDY_ID={STUDY}&SESSION_ID={SESSION}", 403),
     (["mturk"], MTURK.format(slug="k", a="A1"), 302),
-    (["prolific"], "/b/k/?PROLIFIC_PID=P1", 302),
+    (["prolific"], f"/b/k/?PROLIFIC_PID={PID}&STUDY_ID={STUDY}&SESSION_ID={SESSION}", 302),
     (["mturk", "prolific", "lab"], "/b/k/?worker=anyone", 403),   # open names: never in a live study
     (["demo"], "/b/k/?worker=anyone", 403),                       # not even a demo batch, unless embedded
-    ([], "/b/k/?PROLIFIC_PID=P1", 403),
+    ([], f"/b/k/?PROLIFIC_PID={PID}&STUDY_ID={STUDY}&SESSION_ID={SESSION}", 403),
 ])
 def test_each_batch_takes_only_its_entry_kinds(kinds, url, status):
     make_batch(slug="k", entry_kinds=kinds)

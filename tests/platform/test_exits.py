@@ -19,6 +19,7 @@ from games.models import Batch, Participant, Seat
 from games.services import match_abort, match_apply_action
 
 from ..conftest import ROOT
+from ..crowd.platform_ids import mturk_rec, mturk_worker, prolific_id, prolific_rec  # noqa: F401 (fixtures)
 from .factories import batch as make_batch
 from .factories import lab_url
 
@@ -181,7 +182,7 @@ def test_an_aborted_last_game_names_why(reason, exit_reason, outcome, text):
 def test_declining_consent_is_no_consent():
     b = make_batch(slug="nope", entry_kinds=["prolific"], prolific_codes=PROLIFIC_CODES)
     c = Client()
-    r = c.get("/b/nope/?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=X")
+    r = c.get(f"/b/nope/?PROLIFIC_PID={prolific_id()}&STUDY_ID={prolific_id()}&SESSION_ID={prolific_id()}")
     c.post(r.url, {"step": "consent", "agree": "no"})
     p = Participant.objects.get(batch=b)
     assert (p.state, p.exit_reason, p.outcome, p.pay) == ("declined", "declined", "no_consent", "none")
@@ -189,12 +190,19 @@ def test_declining_consent_is_no_consent():
     assert "https://app.prolific.com/submissions/complete?cc=NOCONSENT" in page
 
 
-def test_prolific_gets_its_code_per_outcome_and_the_redirect():
+def prolific_entry(rec, b, study) -> str:
+    """A participant starting the study on Prolific (the recorder), and the link Prolific opens."""
+    pid = prolific_id()
+    return f"/b/{b.slug}/?PROLIFIC_PID={pid}&STUDY_ID={study}&SESSION_ID={rec.start(pid, study)}"
+
+
+def test_prolific_gets_its_code_per_outcome_and_the_redirect(prolific_rec):
     b = make_batch(slug="pro", entry_kinds=["prolific"], prolific_codes=PROLIFIC_CODES, config={"rounds": 1},
                    pay_cents=300)
+    study = prolific_id()
     c1, c2 = Client(), Client()
-    u1 = c1.get("/b/pro/?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=X").url
-    u2 = c2.get("/b/pro/?PROLIFIC_PID=P2&STUDY_ID=S&SESSION_ID=Y").url
+    u1 = c1.get(prolific_entry(prolific_rec, b, study)).url
+    u2 = c2.get(prolific_entry(prolific_rec, b, study)).url
     ready(c1, u1)
     ready(c2, u2)
     c1.get(u1)
@@ -206,19 +214,22 @@ def test_prolific_gets_its_code_per_outcome_and_the_redirect():
     assert participant(u1).completion_code not in page      # Prolific's code, not ours
     # an outcome with no code (returned early pays nothing): told to return the study, no redirect
     c3 = Client()
-    u3 = c3.get("/b/pro/?PROLIFIC_PID=P3").url
+    u3 = c3.get(prolific_entry(prolific_rec, b, study)).url
     ready(c3, u3)
     c3.post(u3, {"step": "leave"})
     page = done_page(c3, u3)
     assert "submissions/complete" not in page and "return the study" in page
 
 
-def test_mturk_submit_form_posts_the_assignment_and_the_outcome():
+def test_mturk_submit_form_posts_the_assignment_and_the_outcome(mturk_rec):
     b = make_batch(slug="mt", entry_kinds=["mturk"], config={"rounds": 1})
+    hit = mturk_rec.hit(annotation=b.slug)
+    w1, w2 = mturk_worker(), mturk_worker()
+    a1, a2 = mturk_rec.accept(w1, hit), mturk_rec.accept(w2, hit)
     c1, c2 = Client(), Client()
-    q = "&hitId=H&turkSubmitTo=https://workersandbox.mturk.com"
-    u1 = c1.get(f"/b/mt/?workerId=W1&assignmentId=A1{q}").url
-    u2 = c2.get(f"/b/mt/?workerId=W2&assignmentId=A2{q}").url
+    q = f"&hitId={hit}&turkSubmitTo=https://workersandbox.mturk.com"
+    u1 = c1.get(f"/b/mt/?workerId={w1}&assignmentId={a1}{q}").url
+    u2 = c2.get(f"/b/mt/?workerId={w2}&assignmentId={a2}{q}").url
     ready(c1, u1)
     ready(c2, u2)
     c1.get(u1)
@@ -228,7 +239,7 @@ def test_mturk_submit_form_posts_the_assignment_and_the_outcome():
     p = participant(u1)
     form = page.split('<form method="post" action="https://workersandbox.mturk.com/mturk/externalSubmit"')[1]
     form = form.split("</form>")[0]
-    assert 'name="assignmentId" value="A1"' in form and 'name="outcome" value="completed"' in form
+    assert f'name="assignmentId" value="{a1}"' in form and 'name="outcome" value="completed"' in form
     assert f'name="completionCode" value="{p.completion_code}"' in form
     assert (p.outcome, p.pay) == ("completed", "full")   # recorded on the server, not taken from the form
 

@@ -28,8 +28,9 @@ def test_parse_entry_for_each_platform():
     m = lobby.parse_entry({"workerId": "A1", "assignmentId": "X", "hitId": "H", "turkSubmitTo": "https://www.mturk.com"})
     assert (m.platform, m.worker_id, m.assignment_id, m.hit_id) == ("mturk", "A1", "X", "H")
     assert lobby.parse_entry({"assignmentId": lobby.PREVIEW_ASSIGNMENT}).is_preview
-    p = lobby.parse_entry({"PROLIFIC_PID": "p1", "STUDY_ID": "s", "SESSION_ID": "q"})
-    assert (p.platform, p.worker_id, p.study_id, p.session_id) == ("prolific", "p1", "s", "q")
+    pid, study, session = "60f6acb180a2b1d7c5a3e1f0", "60f6acb180a2b1d7c5a3e1f1", "60f6acb180a2b1d7c5a3e1f2"
+    p = lobby.parse_entry({"PROLIFIC_PID": pid, "STUDY_ID": study, "SESSION_ID": session})
+    assert (p.platform, p.worker_id, p.study_id, p.session_id) == ("prolific", pid, study, session)
     assert lobby.parse_entry({"lab": "signed"}).lab_token == "signed"   # whose it is: participant_enter
     assert lobby.parse_entry({"worker": "lab7"}).platform == "demo"
     for bad in ({}, {"assignmentId": "X"}, {"PROLIFIC_PID": ""}, {"worker": "x" * 500}, {"lab": ""},
@@ -41,9 +42,9 @@ def test_parse_entry_for_each_platform():
 def test_entry_consent_instructions_waiting_pages():
     b = make_batch(slug="flow")
     c = Client()
-    r = c.get("/b/flow/?workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https://workersandbox.mturk.com")
+    r = c.get("/b/flow/?workerId=AW1&assignmentId=A1&hitId=H1&turkSubmitTo=https://workersandbox.mturk.com")
     assert r.status_code == 302
-    p = Participant.objects.get(worker_id="W1")
+    p = Participant.objects.get(worker_id="AW1")
     assert p.platform == "mturk" and p.assignment_id == "A1"
     assert "Consent" in c.get(r.url).content.decode()
     c.post(r.url, {"step": "consent", "agree": "yes"})
@@ -57,8 +58,8 @@ def test_entry_consent_instructions_waiting_pages():
     assert p.state == "done" and p.exit_reason == "left_waiting" and (p.outcome, p.pay) == ("returned_early", "none")
     assert p.completion_code not in done and "externalSubmit" not in done and "return the HIT" in done
     # re-entering with the same worker resumes the same participant
-    c.get("/b/flow/?workerId=W1&assignmentId=A1&hitId=H1")
-    assert Participant.objects.filter(worker_id="W1").count() == 1
+    c.get("/b/flow/?workerId=AW1&assignmentId=A1&hitId=H1")
+    assert Participant.objects.filter(worker_id="AW1").count() == 1
     assert c.get("/b/flow/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE").status_code == 200
     assert c.get("/b/flow/").status_code == 400
     assert b.participants.count() == 1

@@ -1,0 +1,174 @@
+"""Is this worker who the link says? Asked of the platform itself (issue 21, item 1).
+
+* MTurk: GetAssignment on the link's ``assignmentId`` must answer an assignment of the link's
+  ``hitId`` naming the link's ``workerId`` (MTurk answers only the requester's own assignments:
+  another requester's is "does not exist"). The HIT must not be one launched for another batch.
+  The sandbox or the live endpoint is the one the HIT was launched on (its ``Launch`` row), else
+  the one ``turkSubmitTo`` names.
+* Prolific: the link's ``SESSION_ID`` is the submission id; Retrieve-a-submission must answer a
+  submission of the link's ``STUDY_ID`` for the link's ``PROLIFIC_PID``, and a newcomer's must be
+  ``ACTIVE`` (not returned, timed out or already submitted).
+* Lab links (signed by the server) and demo names are ``trusted``.
+
+When the platform answers "no" the entry is refused (``NotVerified``: a clear page, nothing is
+created). When it cannot be asked (down, throttling, a timeout, no credentials or token on this
+server) the person is let in as ``unverified``: paired per ``Batch.unverified_pairing`` and asked
+about again before any pay (``recheck``; crowd/payments.py). A positive answer is cached (the
+process cache, ``CACHE_S``) so a reload does not ask again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from botocore.exceptions import BotoCoreError, ClientError
+from django.core.cache import cache
+from django.utils import timezone
+
+from crowd import mturk, prolific
+from crowd.entry import EntryRefused
+from crowd.models import Launch
+
+VERIFIED, UNVERIFIED, TRUSTED = "verified", "unverified", "trusted"
+REFUSED = "refused"     # unverified at entry, and the platform said no when asked again
+CACHE_S = 600
+RECHECK_S = 30          # an unverified participant is asked about at most this often (lobby, pay)
+PROLIFIC_TIMEOUT_S = 6.0
+
+
+class NotVerified(EntryRefused):
+    """The platform says the link's worker, assignment (or submission) and HIT (or study) do not go together."""
+
+
+@dataclass(frozen=True)
+class Check:
+    status: str          # verified | unverified | trusted
+    note: str = ""       # why unverified (shown to staff), or what the platform said
+    active: bool = True  # Prolific: the submission is ACTIVE (a newcomer's must be)
+
+
+def _foreign(batch, platform: str, **ids) -> bool:
+    """The HIT or study was launched for another batch, never for this one."""
+    mine = Launch.objects.filter(batch=batch, platform=platform, **ids).exists()
+    return not mine and Launch.objects.filter(platform=platform, **ids).exclude(batch=batch).exists()
+
+
+def _mturk_live(batch, hit_id: str, submit_to: str) -> bool:
+    launch = Launch.objects.filter(batch=batch, platform="mturk", hit_id=hit_id).values_list("live", flat=True).first()
+    if launch is not None:
+        return bool(launch)
+    return "sandbox" not in (submit_to or "")
+
+
+MTURK_REFUSED = ("MTurk does not confirm this assignment for this study ({why}). Please open the study from the HIT "
+           "you accepted on MTurk; if you did, return the HIT and contact the researcher.")
+
+
+def check_mturk(batch, *, worker_id: str, assignment_id: str, hit_id: str, submit_to: str = "") -> Check:
+    if not (assignment_id and hit_id):
+        raise NotVerified(MTURK_REFUSED.format(why="the link has no assignment or HIT id"))
+    if _foreign(batch, "mturk", hit_id=hit_id):
+        raise NotVerified(MTURK_REFUSED.format(why="the HIT belongs to another study"))
+    key = f"gt:verify:mturk:{batch.pk}:{hit_id}:{assignment_id}:{worker_id}"
+    if cache.get(key):
+        return Check(VERIFIED, "cached")
+    try:
+        answer = mturk.get_assignment(mturk.client(live=_mturk_live(batch, hit_id, submit_to), quick=True),
+                                      assignment_id)
+    except ClientError as exc:
+        if mturk.error_code(exc) in mturk.UNAVAILABLE:
+            return Check(UNVERIFIED, f"MTurk did not answer: {mturk.error_code(exc)}")
+        raise NotVerified(MTURK_REFUSED.format(why="MTurk does not know it")) from None
+    except BotoCoreError as exc:   # no connection, a timeout, no credentials on this server
+        return Check(UNVERIFIED, f"MTurk could not be asked: {type(exc).__name__}")
+    a = answer.get("Assignment") or {}
+    if a.get("HITId") != hit_id:
+        raise NotVerified(MTURK_REFUSED.format(why="it belongs to another HIT"))
+    if a.get("WorkerId") != worker_id:
+        raise NotVerified(MTURK_REFUSED.format(why="it belongs to another worker"))
+    cache.set(key, True, CACHE_S)
+    return Check(VERIFIED, a.get("AssignmentStatus") or "accepted")
+
+
+PROLIFIC_REFUSED = ("Prolific does not confirm this session for this study ({why}). Please open the study from "
+                    "Prolific itself; if you did, return it on Prolific and contact the researcher.")
+
+
+def check_prolific(batch, *, worker_id: str, study_id: str, session_id: str) -> Check:
+    if not (study_id and session_id):
+        raise NotVerified(PROLIFIC_REFUSED.format(why="the link has no STUDY_ID or SESSION_ID"))
+    if _foreign(batch, "prolific", study_id=study_id):
+        raise NotVerified(PROLIFIC_REFUSED.format(why="the study belongs to another batch"))
+    key = f"gt:verify:prolific:{batch.pk}:{study_id}:{session_id}:{worker_id}"
+    if cache.get(key):
+        return Check(VERIFIED, "cached")
+    try:
+        sub = prolific.Client(timeout=PROLIFIC_TIMEOUT_S).submission(session_id)
+    except prolific.MissingToken:
+        return Check(UNVERIFIED, "Prolific could not be asked: PROLIFIC_API_TOKEN is not set")
+    except prolific.ProlificUnknown as exc:
+        return Check(UNVERIFIED, f"Prolific did not answer: {str(exc)[:200]}")
+    except prolific.ProlificError as exc:
+        if exc.status in (400, 404):
+            raise NotVerified(PROLIFIC_REFUSED.format(why="Prolific does not know it")) from None
+        return Check(UNVERIFIED, f"Prolific answered {exc.status}")
+    if (sub.get("study_id") or "").lower() != study_id:
+        raise NotVerified(PROLIFIC_REFUSED.format(why="it belongs to another study"))
+    if (sub.get("participant") or sub.get("participant_id") or "").lower() != worker_id:
+        raise NotVerified(PROLIFIC_REFUSED.format(why="it belongs to another participant"))
+    status = sub.get("status") or ""
+    if status == "ACTIVE":
+        cache.set(key, True, CACHE_S)
+    return Check(VERIFIED, status, active=status == "ACTIVE")
+
+
+def check_entry(batch, params) -> Check:
+    """What the platform says about an entry link (``NotVerified`` when it says no)."""
+    if params.platform == "mturk":
+        return check_mturk(batch, worker_id=params.worker_id, assignment_id=params.assignment_id,
+                           hit_id=params.hit_id, submit_to=params.submit_to)
+    if params.platform == "prolific":
+        return check_prolific(batch, worker_id=params.worker_id, study_id=params.study_id,
+                              session_id=params.session_id)
+    return Check(TRUSTED)
+
+
+def record(participant, check: Check) -> list[str]:
+    """Set the participant's verification fields from ``check``; returns the fields to save."""
+    now = timezone.now()
+    participant.verification = check.status
+    participant.verify_tried_at = now
+    participant.verify_note = check.note[:300]
+    fields = ["verification", "verify_tried_at", "verify_note"]
+    if check.status == VERIFIED:
+        participant.verified_at = now
+        fields.append("verified_at")
+    return fields
+
+
+def recheck(participant, *, force: bool = False) -> Check | None:
+    """Ask the platform again about an unverified participant (at most every ``RECHECK_S``
+    unless ``force``); saves and returns what it said, None when not asked. ``NotVerified``
+    propagates (the platform says the participant is not who they said)."""
+    from games.models import Participant
+
+    if participant.verification != UNVERIFIED:
+        return None
+    tried = participant.verify_tried_at
+    if not force and tried and (timezone.now() - tried).total_seconds() < RECHECK_S:
+        return None
+    batch = participant.batch
+    try:
+        if participant.platform == "mturk":
+            check = check_mturk(batch, worker_id=participant.worker_id, assignment_id=participant.assignment_id,
+                                hit_id=participant.hit_id, submit_to=participant.submit_to)
+        else:
+            check = check_prolific(batch, worker_id=participant.worker_id, study_id=participant.study_id,
+                                   session_id=participant.session_id)
+    except NotVerified as exc:
+        participant.verification, participant.verify_note = REFUSED, str(exc)[:300]
+        Participant.objects.filter(pk=participant.pk).update(verification=REFUSED, verify_tried_at=timezone.now(),
+                                                             verify_note=participant.verify_note)
+        raise
+    fields = record(participant, check)
+    Participant.objects.filter(pk=participant.pk).update(**{f: getattr(participant, f) for f in fields})
+    return check
