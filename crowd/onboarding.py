@@ -15,15 +15,29 @@ reused by every batch that asks for the same quiz: a worker who passed goes stra
 waiting room; one who used up the attempts is let go at once with the exit reason
 ``failed_onboarding`` (outcome ``screened_out`` in crowd/outcomes.py: no pay by default, a batch may
 set partial pay).
-The correct answers never leave the server; the worker learns how many were right, not which.
+The quiz (issue 21, item 7): each attempt draws ``ask`` questions from the game's bank and
+shuffles them and their choices with a seed of its own, recorded on a ``QuizAttempt`` row with
+what was drawn, so the answers are scored on the server against the page that was shown (the
+form's values are positions on that page; a form of another attempt is refused and changes
+nothing). The correct answers never leave the server, and the worker learns only "passed" or
+"not passed", never how many were right. Attempts are limited per person (the quiz's
+``max_attempts``, per platform and worker id) and per client address (``quiz_attempt_open``:
+``GT_QUIZ_ATTEMPTS_PER_ADDRESS`` quizzes of a game per ``GT_QUIZ_ADDRESS_WINDOW_H`` hours, whatever
+worker ids they come with; only MTurk and Prolific entries count: lab links are signed by the
+researcher, demo names serve this machine only).
 """
 from __future__ import annotations
 
+import random
+import secrets
+from datetime import timedelta
 from importlib import import_module
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from games.models import OnboardingResult, Participant
+from games.models import OnboardingResult, Participant, QuizAttempt
 from games.registry import get_game
 
 QUIZ, PRACTICE = "quiz", "practice"
@@ -56,8 +70,8 @@ def quiz_problems(quiz: dict) -> list[str]:
         out.append("A quiz needs at least one question.")
     if not str(quiz.get("version") or ""):
         out.append("A quiz needs a version.")
-    if not 1 <= int(quiz.get("pass_mark") or 0) <= len(questions):
-        out.append("The pass mark must be between 1 and the number of questions.")
+    if not 1 <= int(quiz.get("pass_mark") or 0) <= asked(quiz) <= len(questions):
+        out.append("The pass mark must be between 1 and the number of questions asked (ask), at most the bank's.")
     if int(quiz.get("max_attempts") or 0) < 1:
         out.append("max_attempts must be at least 1.")
     ids = [q.get("id") for q in questions]
@@ -98,9 +112,31 @@ def practice_problems(game_id: str, practice: dict) -> list[str]:
     return out
 
 
-def quiz_public(quiz: dict) -> list[dict]:
-    """The questions as the page shows them (no answers)."""
-    return [{"id": q["id"], "text": q["text"], "choices": list(enumerate(q["choices"]))} for q in quiz["questions"]]
+def asked(quiz: dict) -> int:
+    """How many questions an attempt asks: ``ask`` of the bank, or all of them."""
+    return int(quiz.get("ask") or len(quiz.get("questions") or []))
+
+
+def draw(quiz: dict, seed: int) -> list[dict]:
+    """The questions of one attempt: ``ask`` of the bank in a shuffled order, each with its choices
+    shuffled; ``[{"id", "order": [the bank's choice indexes in the order shown]}]``. The same seed
+    gives the same draw."""
+    rng = random.Random(seed)
+    out = []
+    for q in rng.sample(quiz["questions"], asked(quiz)):
+        order = list(range(len(q["choices"])))
+        rng.shuffle(order)
+        out.append({"id": q["id"], "order": order})
+    return out
+
+
+def quiz_public(quiz: dict, drawn: list[dict]) -> list[dict]:
+    """An attempt's questions as the page shows them: no answers; each choice's value is its
+    position on the page."""
+    bank = {q["id"]: q for q in quiz["questions"]}
+    return [{"id": d["id"], "text": bank[d["id"]]["text"],
+             "choices": [(position, bank[d["id"]]["choices"][index]) for position, index in enumerate(d["order"])]}
+            for d in drawn if d["id"] in bank]
 
 
 def result_for(p: Participant) -> OnboardingResult | None:
@@ -130,50 +166,98 @@ class QuizInvalid(ValueError):
     """The form does not answer every question with one of its choices (nothing is recorded)."""
 
 
-def grade(quiz: dict, answers: dict) -> tuple[int, dict]:
-    """(correct answers, the answers as indexes); ``QuizInvalid`` for a missing or unknown answer."""
+class QuizStale(ValueError):
+    """The form is of another attempt (an old tab, a page from before a retry): nothing is recorded."""
+
+
+class QuizLimit(Exception):
+    """This client address opened as many quizzes of the game as GT_QUIZ_ATTEMPTS_PER_ADDRESS allows."""
+
+
+def grade(quiz: dict, drawn: list[dict], answers: dict) -> tuple[int, dict]:
+    """(correct answers, the answers as the bank's choice indexes) of one attempt; ``answers`` holds
+    each drawn question's position on the page. ``QuizInvalid`` for a missing or unknown answer."""
+    bank = {q["id"]: q for q in quiz["questions"]}
     chosen = {}
-    for q in quiz["questions"]:
-        raw = answers.get(q["id"])
+    for d in drawn:
+        raw = answers.get(d["id"])
         try:
-            index = int(raw)
+            position = int(raw)
         except (TypeError, ValueError):
             raise QuizInvalid("Please answer every question.") from None
-        if not 0 <= index < len(q["choices"]):
+        if not 0 <= position < len(d["order"]):
             raise QuizInvalid("Please choose one of the answers given.")
-        chosen[q["id"]] = index
-    return sum(chosen[q["id"]] == q["answer"] for q in quiz["questions"]), chosen
+        chosen[d["id"]] = d["order"][position]
+    return sum(chosen[d["id"]] == bank[d["id"]]["answer"] for d in drawn), chosen
+
+
+def _address_attempts(game_id: str, client_addr: str) -> int:
+    since = timezone.now() - timedelta(hours=settings.GT_QUIZ_ADDRESS_WINDOW_H)
+    return QuizAttempt.objects.filter(game_id=game_id, client_addr=client_addr, counted=True,
+                                      created_at__gte=since).count()
+
+
+def open_attempt(result: OnboardingResult) -> QuizAttempt | None:
+    """The result's attempt shown and not yet answered, if any (selector)."""
+    return QuizAttempt.objects.filter(result=result, submitted_at__isnull=True).order_by("-number").first()
 
 
 @transaction.atomic
-def quiz_submit(*, participant_id: int, answers: dict) -> tuple[Participant, OnboardingResult]:
-    """Grade the worker's answers and record them: passed -> waiting; failed with attempts left ->
-    stays in onboarding; the last attempt failed -> exit ``failed_onboarding``. ``QuizInvalid``
-    changes nothing."""
+def quiz_attempt_open(*, participant_id: int, client_addr: str) -> QuizAttempt | None:
+    """The quiz page's attempt: the one open for this worker, else a new draw (a fresh seed,
+    recorded). None when the worker need not take the quiz (passed, used up the attempts, not in
+    onboarding). ``QuizLimit`` when ``client_addr`` opened ``GT_QUIZ_ATTEMPTS_PER_ADDRESS``
+    quizzes of this game in the window, whatever worker ids they came with (MTurk and Prolific
+    entries count; lab links and demo names do not). Locks the participant row, then the result row."""
+    p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
+    quiz = game_quiz(p.batch.game_id)
+    if p.state != Participant.State.ONBOARDING or p.batch.onboarding != QUIZ or quiz is None:
+        return None
+    result = _result_row(p, QUIZ, str(quiz["version"]))
+    if result.passed or result.attempts >= int(quiz["max_attempts"]):
+        return None
+    current = open_attempt(result)
+    if current is not None:
+        return current
+    counted = p.platform in ("mturk", "prolific")   # a lab link is signed by the researcher, a demo is local
+    limit = settings.GT_QUIZ_ATTEMPTS_PER_ADDRESS
+    if counted and limit and client_addr and _address_attempts(p.batch.game_id, client_addr) >= limit:
+        raise QuizLimit()
+    seed = secrets.randbits(62)
+    return QuizAttempt.objects.create(result=result, participant=p, number=result.attempts + 1, seed=seed,
+                                      drawn=draw(quiz, seed), game_id=p.batch.game_id, client_addr=client_addr,
+                                      counted=counted)
+
+
+@transaction.atomic
+def quiz_submit(*, participant_id: int, attempt_id, answers: dict) -> tuple[Participant, OnboardingResult]:
+    """Grade the answers to the open attempt ``attempt_id`` against what it drew and record them:
+    passed -> waiting; failed with attempts left -> stays in onboarding (the next page draws
+    again); the last attempt failed -> exit ``failed_onboarding``. ``QuizInvalid`` and
+    ``QuizStale`` change nothing."""
     from crowd.outcomes import participant_exit
-    from django.utils import timezone
 
     p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
     quiz = game_quiz(p.batch.game_id)
     if p.state != Participant.State.ONBOARDING or quiz is None:
         return p, result_for(p)
-    correct, chosen = grade(quiz, answers)
-    key = dict(platform=p.platform, worker_id=p.worker_id, game_id=p.batch.game_id, kind=QUIZ,
-               version=str(quiz["version"]))
-    try:
-        with transaction.atomic():
-            result, _ = OnboardingResult.objects.get_or_create(**key, defaults={"batch": p.batch})
-    except IntegrityError:
-        result = OnboardingResult.objects.get(**key)
-    result = OnboardingResult.objects.select_for_update().get(pk=result.pk)
-    if result.passed or result.attempts >= int(quiz["max_attempts"]):
-        pass   # decided already (another browser tab, another batch): no new attempt
-    else:
+    result = _result_row(p, QUIZ, str(quiz["version"]))
+    attempt = open_attempt(result)
+    if attempt is None or str(attempt.pk) != str(attempt_id or ""):
+        if not (result.passed or result.attempts >= int(quiz["max_attempts"])):
+            raise QuizStale("This quiz page was out of date. Here are your questions: please answer them again.")
+    elif not (result.passed or result.attempts >= int(quiz["max_attempts"])):
+        correct, chosen = grade(quiz, attempt.drawn, answers)
+        passed = correct >= int(quiz["pass_mark"])
+        attempt.answers, attempt.correct, attempt.passed = chosen, correct, passed
+        attempt.submitted_at = timezone.now()
+        attempt.save(update_fields=["answers", "correct", "passed", "submitted_at"])
         result.attempts += 1
-        result.passed = correct >= int(quiz["pass_mark"])
-        result.score = correct / len(quiz["questions"])
+        result.passed = passed
+        result.score = correct / len(attempt.drawn)
         result.batch = p.batch
-        result.detail = {**result.detail, f"attempt_{result.attempts}": {"answers": chosen, "correct": correct}}
+        result.detail = {**result.detail, f"attempt_{result.attempts}": {
+            "answers": chosen, "correct": correct, "seed": attempt.seed, "attempt_id": attempt.pk}}
         result.save()
     if result.passed:
         p.state, p.waiting_since = Participant.State.WAITING, timezone.now()
@@ -187,7 +271,6 @@ def after_instructions(p: Participant) -> list[str]:
     """Called by ``participant_ready`` under the participant's row lock: put ``p`` where its
     onboarding says (waiting, onboarding, or let go); returns the fields to save."""
     from crowd.outcomes import participant_exit
-    from django.utils import timezone
 
     status = needed(p)
     if status == "take":
@@ -247,7 +330,6 @@ def practice_check(*, participant_id: int) -> Participant:
     score asked) -> waiting; failed with attempts left -> stays in onboarding; the last attempt
     failed -> exit ``failed_onboarding``. A match still running changes nothing."""
     from crowd.outcomes import participant_exit
-    from django.utils import timezone
     from games.models import Match
 
     p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)

@@ -3,9 +3,11 @@ games.views.participant_page calls these for the ``onboarding`` state and for a 
 with a questionnaire still to answer."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.shortcuts import redirect, render
 
 from crowd import onboarding, questionnaire
+from games import ratelimit
 from games.models import Participant
 
 
@@ -17,14 +19,21 @@ def _ctx(p: Participant) -> dict:
 
 
 def quiz_page(request, p: Participant, ctx: dict, *, error: str = "", status: int = 200):
+    """This attempt's questions (drawn and recorded by ``quiz_attempt_open``); after a failed
+    attempt only "not passed", never how many were right; the address's limit as a page of its own."""
     quiz = onboarding.game_quiz(p.batch.game_id)
-    result = onboarding.result_for(p)
-    attempts = result.attempts if result else 0
+    try:
+        attempt = onboarding.quiz_attempt_open(participant_id=p.pk, client_addr=ratelimit.client_address(request))
+    except onboarding.QuizLimit:
+        return render(request, "lobby/onboarding_quiz_limit.html", {**ctx, "hours": settings.GT_QUIZ_ADDRESS_WINDOW_H},
+                      status=429)
+    if attempt is None:   # passed, or out of attempts, meanwhile: the participant page says where next
+        return redirect("participant", token=p.token)
     return render(request, "lobby/onboarding_quiz.html", {
-        **ctx, "questions": onboarding.quiz_public(quiz), "pass_mark": quiz["pass_mark"],
-        "n_questions": len(quiz["questions"]), "attempts_left": int(quiz["max_attempts"]) - attempts,
-        "last_correct": (result.detail.get(f"attempt_{attempts}") or {}).get("correct") if result else None,
-        "error": error, "chosen": request.POST if request.method == "POST" else {}}, status=status)
+        **ctx, "attempt": attempt, "questions": onboarding.quiz_public(quiz, attempt.drawn),
+        "pass_mark": quiz["pass_mark"], "n_questions": len(attempt.drawn),
+        "attempts_left": int(quiz["max_attempts"]) - attempt.number + 1, "failed_before": attempt.number > 1,
+        "error": error}, status=status)
 
 
 def onboarding_page(request, p: Participant, ctx: dict):
@@ -54,8 +63,8 @@ def practice_post(request, p: Participant):
 
 def quiz_post(request, p: Participant):
     try:
-        onboarding.quiz_submit(participant_id=p.pk, answers=request.POST)
-    except onboarding.QuizInvalid as exc:
+        onboarding.quiz_submit(participant_id=p.pk, attempt_id=request.POST.get("attempt"), answers=request.POST)
+    except (onboarding.QuizInvalid, onboarding.QuizStale) as exc:
         # shown again with the reason, as Django re-renders an invalid form (200: a refused form is
         # the page's normal answer, and browsers log no error for it)
         return quiz_page(request, p, _ctx(p), error=str(exc))

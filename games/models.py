@@ -372,6 +372,34 @@ class OnboardingResult(models.Model):
                                                name="onboarding_worker_game_unique")]
 
 
+class QuizAttempt(models.Model):
+    """One attempt at a game's onboarding quiz (crowd.onboarding, issue 21 item 7): the questions
+    and choice orders drawn for it from the game's bank with its own random ``seed`` (``drawn``:
+    ``[{"id": question id, "order": [the bank's choice indexes in the order shown]}]``), so the
+    answers are scored on the server against what this page showed; the client address it was
+    opened from (per-address limit, ``GT_QUIZ_ATTEMPTS_PER_ADDRESS``); the answers and result once
+    submitted. At most one attempt of a result is open (``submitted_at`` null) at a time."""
+
+    result = models.ForeignKey(OnboardingResult, on_delete=models.CASCADE, related_name="quiz_attempts")
+    participant = models.ForeignKey(Participant, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="quiz_attempts")
+    number = models.PositiveIntegerField()            # 1-based, per result
+    seed = models.BigIntegerField()
+    drawn = models.JSONField(default=list)
+    game_id = models.CharField(max_length=64)
+    client_addr = models.CharField(max_length=64, blank=True, default="")   # games.ratelimit.client_address
+    counted = models.BooleanField(default=True)       # against the address's limit (not for lab links)
+    answers = models.JSONField(null=True, blank=True)  # question id -> the bank's choice index
+    correct = models.PositiveIntegerField(null=True, blank=True)
+    passed = models.BooleanField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["result", "number"], name="quiz_attempt_number_unique")]
+        indexes = [models.Index(fields=["client_addr", "game_id", "created_at"], name="quiz_attempt_address")]
+
+
 class QuestionnaireResponse(models.Model):
     """A participant's answers to the batch's post-game questionnaire (crowd.questionnaire); ``match``
     is the match the partner questions are about."""

@@ -262,6 +262,11 @@ GT_RL_POLL_PER_MIN = env_int("GT_RL_POLL_PER_MIN", 6000, minimum=0)     # waitin
 GT_RL_POLL_BURST = env_int("GT_RL_POLL_BURST", 300, minimum=1)
 GT_RL_PARTICIPANT_POLL_PER_MIN = env_int("GT_RL_PARTICIPANT_POLL_PER_MIN", 120, minimum=0)  # per participant
 GT_RL_PARTICIPANT_POLL_BURST = env_int("GT_RL_PARTICIPANT_POLL_BURST", 10, minimum=1)
+# Onboarding quiz attempts (crowd/onboarding.py, issue 21 item 7): at most this many quizzes of one
+# game opened from one client address in GT_QUIZ_ADDRESS_WINDOW_H hours, whatever worker ids they
+# come with (throwaway ids mining the answers); only MTurk and Prolific entries count. 0: no limit.
+GT_QUIZ_ATTEMPTS_PER_ADDRESS = env_int("GT_QUIZ_ATTEMPTS_PER_ADDRESS", 6, minimum=0)
+GT_QUIZ_ADDRESS_WINDOW_H = env_int("GT_QUIZ_ADDRESS_WINDOW_H", 24, minimum=1)
 # Where the counts live: "redis" (shared by every process; the default with REDIS_URL) or "memory"
 # (per process). Redis checks give up after GT_RL_REDIS_TIMEOUT_MS and then count per process.
 GT_RL_BACKEND = os.environ.get("GT_RL_BACKEND", "redis" if REDIS_URL else "memory")

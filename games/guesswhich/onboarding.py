@@ -1,11 +1,13 @@
-"""GuessWhich's onboarding quiz (crowd/onboarding.py): a few questions on the rules the
-instructions page explains. Change ``version`` whenever a question or answer changes: results are
+"""GuessWhich's onboarding quiz (crowd/onboarding.py): a bank of questions on the rules the
+instructions page explains (templates/lobby/instructions_guesswhich.html), of which each attempt
+asks ``ask``. Change ``version`` whenever a question or answer changes: results are
 kept per version, so a worker who passed an older quiz takes the new one."""
 from games.guesswhich.rules import C
 
 QUIZ = {
-    "version": "1",
-    "pass_mark": 3,          # correct answers needed, out of the questions below
+    "version": "2",          # 2: a bank of eight, five drawn per attempt (issue 21, item 7)
+    "ask": 5,                # questions per attempt, drawn from the bank and shuffled with their choices
+    "pass_mark": 4,          # correct answers needed, out of ``ask``
     "max_attempts": 2,
     "questions": [
         {"id": "goal", "text": "As the questioner, what is your goal?",
@@ -24,6 +26,23 @@ QUIZ = {
                      "With a guess of which image your partner holds",
                      "With as long a description as possible"],
          "answer": 0},
+        {"id": "best_guess", "text": "As the questioner, what do you click after each answer?",
+         "choices": ["Nothing until the last round",
+                     "Your best guess: the image you now think is the secret one",
+                     "The image that least matches the caption"],
+         "answer": 1},
+        {"id": "caption", "text": "As the questioner, what do you know about the secret image at the start?",
+         "choices": ["Nothing at all", "Its position in the pool", "A one-sentence caption of it"],
+         "answer": 2},
+        {"id": "bonus", "text": "What adds 10 points to the questioner's bonus?",
+         "choices": ["Every round whose best guess was the secret image", "Every question asked",
+                     "Answering within ten seconds"],
+         "answer": 0},
+        {"id": "images", "text": "What do the images show?",
+         "choices": ["Photos of animals and people",
+                     "3D scenes of cubes, spheres and cylinders in several colors",
+                     "Hand drawings of everyday objects"],
+         "answer": 1},
     ],
 }
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from django.utils.html import escape
 
 from crowd import onboarding
 from games import lobby
 from games.admin import BatchForm
-from games.models import Batch, OnboardingResult, Participant
+from games.models import Batch, OnboardingResult, Participant, QuizAttempt
 from games.registry import GAMES
 
 from ..platform.factories import batch as make_batch
@@ -18,8 +19,8 @@ from ..platform.factories import lab_url
 pytestmark = pytest.mark.django_db
 
 QUIZ = onboarding.game_quiz("colors_v1")
-RIGHT = {q["id"]: str(q["answer"]) for q in QUIZ["questions"]}
-WRONG = {q["id"]: str((q["answer"] + 1) % len(q["choices"])) for q in QUIZ["questions"]}
+BANK = {q["id"]: q for q in QUIZ["questions"]}
+RIGHT, WRONG = "right", "wrong"
 
 
 def enter_ready(b: Batch, name: str) -> tuple[Client, str]:
@@ -35,8 +36,22 @@ def me(url: str) -> Participant:
     return Participant.objects.get(token=url.rstrip("/").rsplit("/", 1)[-1])
 
 
-def quiz(c, url, answers):
-    return c.post(url, {"step": "quiz", **answers})
+def attempt_answers(url: str, how: str = RIGHT) -> dict:
+    """The form of the worker's open attempt (test-side knowledge of the answers): every answer
+    right, or every answer wrong, as positions on the page that attempt drew."""
+    attempt = QuizAttempt.objects.get(participant=me(url), submitted_at__isnull=True)
+    form = {"attempt": str(attempt.pk)}
+    for d in attempt.drawn:
+        answer = BANK[d["id"]]["answer"]
+        position = d["order"].index(answer)
+        form[d["id"]] = str(position if how == RIGHT else (position + 1) % len(d["order"]))
+    return form
+
+
+def quiz(c, url, how=RIGHT, **extra):
+    """Open the quiz page (which draws the attempt), then answer it."""
+    assert c.get(url).status_code == 200
+    return c.post(url, {"step": "quiz", **attempt_answers(url, how), **extra})
 
 
 def test_every_games_quiz_is_well_formed():
@@ -54,7 +69,8 @@ def test_the_quiz_gates_pairing_and_passing_lets_the_worker_wait():
     cb, ub = enter_ready(b, "bob")
     assert me(ua).state == me(ub).state == "onboarding"
     page = ca.get(ua).content.decode()
-    assert "A short quiz before you play" in page and QUIZ["questions"][0]["text"].replace('"', "&quot;") in page
+    drawn = QuizAttempt.objects.get(participant=me(ua)).drawn
+    assert "A short quiz before you play" in page and escape(BANK[drawn[0]["id"]]["text"]) in page
     # nobody in onboarding is paired
     assert lobby.lobby_poll(participant_id=me(ua).pk).match_id is None
     assert quiz(ca, ua, RIGHT).status_code == 302
@@ -64,18 +80,23 @@ def test_the_quiz_gates_pairing_and_passing_lets_the_worker_wait():
     status = lobby.lobby_poll(participant_id=me(ub).pk)
     assert status.match_id is not None
     r = OnboardingResult.objects.get(worker_id="ann")
-    assert (r.passed, r.attempts, r.score, r.game_id, r.version, r.batch_id) == (True, 1, 1.0, "colors_v1", "1", b.pk)
+    assert (r.passed, r.attempts, r.score, r.game_id, r.version, r.batch_id) == (True, 1, 1.0, "colors_v1", "2", b.pk)
 
 
 def test_a_bad_form_changes_nothing():
     b = make_batch(onboarding="quiz")
     c, url = enter_ready(b, "ann")
-    partial = dict(list(RIGHT.items())[:-1])
-    for answers in (partial, {**RIGHT, QUIZ["questions"][0]["id"]: "9"}, {**RIGHT, QUIZ["questions"][0]["id"]: "x"}):
-        r = quiz(c, url, answers)
+    c.get(url)
+    right = attempt_answers(url)
+    first = QuizAttempt.objects.get().drawn[0]["id"]
+    partial = dict(list(right.items())[:-1])
+    for answers in (partial, {**right, first: "9"}, {**right, first: "x"}, {**right, "attempt": "0"},
+                    {k: v for k, v in right.items() if k != "attempt"}):
+        r = c.post(url, {"step": "quiz", **answers})
         assert r.status_code == 200 and 'id="quiz-error"' in r.content.decode()   # the form again, with why
         assert "Traceback" not in r.content.decode()
-    assert me(url).state == "onboarding" and not OnboardingResult.objects.exists()
+    assert me(url).state == "onboarding" and OnboardingResult.objects.get().attempts == 0
+    assert QuizAttempt.objects.count() == 1 and QuizAttempt.objects.get().submitted_at is None
 
 
 def test_failing_twice_ends_the_study_without_pay_and_is_remembered():
@@ -84,7 +105,7 @@ def test_failing_twice_ends_the_study_without_pay_and_is_remembered():
     quiz(c, url, WRONG)
     assert me(url).state == "onboarding"
     page = c.get(url).content.decode()
-    assert "You got 0 of 3 right" in page and 'id="attempts-left">1<' in page
+    assert "You did not pass this time" in page and 'id="attempts-left">1<' in page
     quiz(c, url, WRONG)
     p = me(url)
     assert (p.state, p.exit_reason, p.outcome, p.pay, p.pay_cents) == ("done", "failed_onboarding", "screened_out",

@@ -41,15 +41,22 @@ def test_quiz_play_questionnaire_code(live_server_url, celery_worker_process, br
     page.click("#ready")
     expect(page.locator("#onboarding-quiz h1")).to_have_text("A short quiz before you play")
     page.screenshot(path=str(SHOTS / "quality-quiz.png"), full_page=True)
-    for q in quiz["questions"]:   # first attempt: every answer wrong
-        page.locator(f'#q-{q["id"]} input[value="{(q["answer"] + 1) % len(q["choices"])}"]').check()
-    page.click("#quiz-submit")
-    expect(page.locator("#quiz-result")).to_contain_text(f"You got 0 of {len(quiz['questions'])} right")
+    bank = {q["id"]: q for q in quiz["questions"]}
+
+    def answer(right: bool) -> None:
+        """Pick each shown question's right (or a wrong) choice by its text: the page shuffles them."""
+        shown = page.locator("fieldset.quiz-question")
+        for i in range(shown.count()):
+            q = bank[shown.nth(i).get_attribute("id")[2:]]
+            text = q["choices"][q["answer"] if right else (q["answer"] + 1) % len(q["choices"])]
+            shown.nth(i).get_by_label(text, exact=True).check()
+        page.click("#quiz-submit")
+
+    answer(right=False)   # first attempt: every answer wrong
+    expect(page.locator("#quiz-result")).to_contain_text("You did not pass this time")
     expect(page.locator("#attempts-left")).to_have_text("1")
     page.screenshot(path=str(SHOTS / "quality-quiz-retry.png"), full_page=True)
-    for q in quiz["questions"]:
-        page.locator(f'#q-{q["id"]} input[value="{q["answer"]}"]').check()
-    page.click("#quiz-submit")
+    answer(right=True)
 
     page.wait_for_url("**/m/**", timeout=15000)   # passed: waiting, then paired with the agent
     for round_no in (1, 2):
