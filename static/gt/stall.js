@@ -21,7 +21,8 @@
   const box = el("div", { id: "stall", class: "card stall", role: "status", hidden: true });
   const text = el("p", { id: "stall-text" });
   const button = el("button", { id: "end-stalled", type: "button", hidden: true }, "End the game now with full pay");
-  const error = el("p", { id: "stall-error", class: "error" });
+  const error = el("p", { id: "stall-error", class: "error", hidden: true });
+  const say = (message) => { error.textContent = message || ""; error.hidden = !message; };
   box.append(text, button, error);
 
   const minutes = (s) => (s >= 120 ? `${Math.round(s / 60)} minutes` : `${s} seconds`);
@@ -29,7 +30,7 @@
   function show(data) {
     state = data;
     if (over || !data || (!data.offer && !data.stalled)) { box.hidden = true; return; }
-    error.textContent = "";
+    say("");
     if (data.offer) {
       text.textContent = `Your partner has not taken their turn for ${minutes(data.limit_s)}. You can keep waiting, ` +
         `or end the game now: this is not your fault. ${data.pay_text}`;
@@ -58,9 +59,9 @@
     }).then((r) => r.json()).then((r) => {
       if (r.ended) { location.href = S.nextUrl; return; }
       button.disabled = false;
-      error.textContent = r.message;
+      say(r.message);
       check();
-    }).catch(() => { button.disabled = false; error.textContent = "Could not reach the server; please try again."; });
+    }).catch(() => { button.disabled = false; say("Could not reach the server; please try again."); });
   });
 
   GT.eventHooks.push((ev) => {
