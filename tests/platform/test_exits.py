@@ -315,3 +315,25 @@ def test_a_partner_who_never_joins(on_absent):
         page = done_page(a, ua)
         assert "Your partner did not join the game" in page and "a partial payment of $0.70" in page
         assert ann.completion_code in page
+
+
+def test_a_stall_times_out_the_staller_with_the_batchs_pay_and_pays_the_partner():
+    """Issue 20, item 3 (tests/platform/test_turn_clock.py has the rest): the speaker never takes
+    its turn within the batch's turn limit; the listener ends the game."""
+    from django.db.models import F
+
+    from games.services import match_end_stalled
+
+    b = make_batch(pay_cents=100, turn_limit_s=60, exit_pay={"timed_out": {"pay": "partial", "cents": 10}})
+    (a, ua), (c, uc), match = two_in_a_match(b)
+    by_pk = {participant(ua).pk: (a, ua), participant(uc).pk: (c, uc)}
+    seats = {s.role: s for s in Seat.objects.filter(match=match)}
+    match.__class__.objects.filter(pk=match.pk).update(turn_since=F("turn_since") - timedelta(seconds=61))
+    assert match_end_stalled(match_id=match.id, role="listener")
+    (wc, wu), (sc, su) = by_pk[seats["listener"].participant_id], by_pk[seats["speaker"].participant_id]
+    waiter, staller = participant(wu), participant(su)
+    assert (waiter.exit_reason, waiter.outcome, waiter.pay) == ("partner_timed_out", "partner_left", "full")
+    assert (staller.exit_reason, staller.outcome, staller.pay, staller.pay_cents) == (
+        "timed_out", "timed_out", "partial", 10)
+    assert "a partial payment of $0.10" in done_page(sc, su) and staller.completion_code in done_page(sc, su)
+    assert "Your partner did not take their turn in time" in done_page(wc, wu)
