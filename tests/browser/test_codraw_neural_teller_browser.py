@@ -81,9 +81,10 @@ def test_a_person_draws_what_the_neural_teller_served_by_a_model_worker_describe
     assert match.content_ref_id == scene.pk
     dragged = []
     for round_no in range(1, MAX_ROUNDS + 1):
-        # the model's message (or its end of the game) comes
-        page.wait_for_function("document.querySelector('#turn.mine') || "
-                               "!document.querySelector('#finished').hidden", timeout=60000)
+        # the model's message of this round (or its end of the game) comes
+        page.wait_for_function("n => !document.querySelector('#finished').hidden || "
+                               "(document.querySelector('#turn.mine') && document.querySelectorAll('.msg.theirs').length >= n)",
+                               arg=round_no, timeout=60000)
         if page.locator("#finished:not([hidden])").count():
             break
         expect(page.locator(".msg.theirs")).to_have_count(round_no)
@@ -104,7 +105,9 @@ def test_a_person_draws_what_the_neural_teller_served_by_a_model_worker_describe
                 page.screenshot(path=str(SHOTS / "codraw-neural-teller.png"))
         page.fill("#chatinput", f"ok, done ({round_no})")
         page.click("#send")
-        page.wait_for_selector("#turn:not(.mine)")
+        # the reply reached the server (not "wait for the Teller's turn": the model may take it and
+        # answer, or end the game, before the page shows it)
+        page.wait_for_function("() => window.gtClient.pending.length === 0")
     expect(page.locator("#finished")).to_be_visible()
     wait_painted(page)
     page.screenshot(path=str(SHOTS / "codraw-neural-teller-finished.png"))
