@@ -90,3 +90,17 @@ def run_in_threads(n: int, work) -> None:
         t.join()
     if errors:
         raise errors[0]
+
+
+def http_client():
+    """An httpx client that, like a browser on 127.0.0.1, sends its Secure cookies over plain HTTP
+    (the crowd pages set them Secure on a loopback host; the test servers speak plain HTTP)."""
+    import httpx
+
+    client = httpx.Client(timeout=15)
+
+    def keep(response):
+        for cookie in client.cookies.jar:
+            cookie.secure = False
+    client.event_hooks["response"] = [keep]
+    return client

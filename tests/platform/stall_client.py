@@ -14,20 +14,9 @@ from websockets.sync.client import connect
 
 from games.models import Batch, Participant
 
-from .factories import lab_query
+from .factories import http_client, lab_query
 
 WAIT_S = 30.0
-
-
-def http_client() -> httpx.Client:
-    """An HTTP client that, like a browser on 127.0.0.1, sends its Secure cookies over plain HTTP."""
-    client = httpx.Client(timeout=15)
-
-    def keep(response):
-        for cookie in client.cookies.jar:
-            cookie.secure = False
-    client.event_hooks["response"] = [keep]
-    return client
 
 
 class Person:

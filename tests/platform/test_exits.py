@@ -9,14 +9,15 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
 from crowd import outcomes
 from games import lobby
 from games.admin import BatchForm
-from games.models import Batch, Participant, Seat
-from games.services import match_abort, match_apply_action
+from games.models import Batch, Match, Participant, Seat
+from games.services import match_abort, match_apply_action, match_end_stalled
 
 from ..conftest import ROOT
 from ..crowd.platform_ids import mturk_rec, mturk_worker, prolific_id, prolific_rec  # noqa: F401 (fixtures)
@@ -320,15 +321,11 @@ def test_a_partner_who_never_joins(on_absent):
 def test_a_stall_times_out_the_staller_with_the_batchs_pay_and_pays_the_partner():
     """Issue 20, item 3 (tests/platform/test_turn_clock.py has the rest): the speaker never takes
     its turn within the batch's turn limit; the listener ends the game."""
-    from django.db.models import F
-
-    from games.services import match_end_stalled
-
     b = make_batch(pay_cents=100, turn_limit_s=60, exit_pay={"timed_out": {"pay": "partial", "cents": 10}})
     (a, ua), (c, uc), match = two_in_a_match(b)
     by_pk = {participant(ua).pk: (a, ua), participant(uc).pk: (c, uc)}
     seats = {s.role: s for s in Seat.objects.filter(match=match)}
-    match.__class__.objects.filter(pk=match.pk).update(turn_since=F("turn_since") - timedelta(seconds=61))
+    Match.objects.filter(pk=match.pk).update(turn_since=F("turn_since") - timedelta(seconds=61))
     assert match_end_stalled(match_id=match.id, role="listener")
     (wc, wu), (sc, su) = by_pk[seats["listener"].participant_id], by_pk[seats["speaker"].participant_id]
     waiter, staller = participant(wu), participant(su)

@@ -26,7 +26,7 @@ from games.watchdog import watchdog_sweep
 
 from ..conftest import child_env, running_server
 from .factories import batch as make_batch
-from .factories import lab_query, lab_url, participant
+from .factories import http_client, lab_query, lab_url, participant
 
 AWAY = timedelta(seconds=settings.GT_PRESENCE_S + 12)
 GRACE = timedelta(seconds=settings.GT_SEAT_GRACE_S + 1)
@@ -195,15 +195,7 @@ def test_two_sweeps_at_once_abort_the_match_once():
 
 # --- two server processes -----------------------------------------------------------------------
 
-def _browser() -> httpx.Client:
-    """An HTTP client that, like a browser on 127.0.0.1, sends its Secure cookies over plain HTTP."""
-    client = httpx.Client(timeout=10)
-
-    def keep(response):
-        for cookie in client.cookies.jar:
-            cookie.secure = False
-    client.event_hooks["response"] = [keep]
-    return client
+_browser = http_client   # an HTTP client that keeps its Secure cookies over plain HTTP, as a browser on 127.0.0.1
 
 
 def _arrive(client: httpx.Client, base: str, b: Batch, name: str) -> str:

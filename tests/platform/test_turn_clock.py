@@ -14,15 +14,17 @@ from django.test import Client
 from django.utils import timezone
 
 from games import lobby
+from games.admin import BatchForm
 from games.base import turn_taken
 from games.models import Batch, Match, MatchEvent, Seat
 from games.registry import GAMES, get_game
-from games.services import match_abort, match_apply_action, match_end_stalled
+from games.services import SeatSpec, match_abort, match_apply_action, match_create, match_end_stalled
 from games.watchdog import watchdog_sweep
 
 from .factories import batch as make_batch
-from .factories import colors_match
-from .test_exits import done_page, participant, two_in_a_match
+from .factories import colors_match, listener_target
+from .test_batch_form import form_data
+from .test_exits import done_page, enter, participant, two_in_a_match
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -87,7 +89,6 @@ def test_chat_on_ones_turn_does_not_restart_the_turn_clock(conditional):
     match.refresh_from_db()
     assert match.turn_since == listener_due and match.seq > 8
     assert match.updated_at > listener_due                 # the inactivity clock did restart
-    from .factories import listener_target
     match_apply_action(match_id=match.id, role="listener", client_action_id="click",
                        action={"type": "click", "position": listener_target(match), "round": 1},
                        try_conditional=conditional)
@@ -98,7 +99,6 @@ def test_chat_on_ones_turn_does_not_restart_the_turn_clock(conditional):
 def test_agent_seats_have_no_turn_clock_and_batches_set_or_turn_it_off():
     human_agent = make_batch(pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["listener"],
                              agents={"speaker": "colors_lexicon_speaker"})
-    from games.services import SeatSpec, match_create
     match = match_create(game_id="colors_v1", batch=human_agent, wake_agents=False, seats={
         "speaker": SeatSpec(Seat.Kind.AGENT, agent_name="colors_lexicon_speaker"),
         "listener": SeatSpec(Seat.Kind.HUMAN)})
@@ -109,7 +109,6 @@ def test_agent_seats_have_no_turn_clock_and_batches_set_or_turn_it_off():
     chat(match, "speaker", "blue", client_action_id="a1")
     match.refresh_from_db()
     assert match.turn_since is not None                    # the human listener is due now
-    from .factories import listener_target
     match_apply_action(match_id=match.id, role="listener", client_action_id="h1",
                        action={"type": "click", "position": listener_target(match), "round": 1})
     match.refresh_from_db()
@@ -252,10 +251,6 @@ def test_the_partner_who_ends_a_stalled_game_goes_on_to_the_next_one():
 
 # ------------------------------------------------------------------------------------ the batch form
 def test_the_batch_form_takes_a_turn_limit_and_refuses_a_negative_one():
-    from games.admin import BatchForm
-
-    from .test_batch_form import form_data
-
     for value, want in (("", None), ("0", 0), ("45", 45)):
         form = BatchForm(data=form_data(slug=f"t{want}", turn_limit_s=value))
         form.is_valid()
@@ -266,8 +261,6 @@ def test_the_batch_form_takes_a_turn_limit_and_refuses_a_negative_one():
 
 
 def test_the_consent_page_says_what_a_stall_earns():
-    from .test_exits import enter
-
     for limit, words in ((None, "2 minutes"), (45, "45 seconds")):   # colors' default is 120 s
         b = make_batch(pay_cents=100, turn_limit_s=limit)
         c = Client()
