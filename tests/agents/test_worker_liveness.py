@@ -66,7 +66,7 @@ def test_a_batch_follows_its_agents_worker(broker):
     assert len(problems) == 1 and "No worker is running for agent 'colors_random_listener'" in problems[0]
     assert batch_problems(b, live=False) == []   # the batch itself is fine (the admin form saves it)
     client = Client()
-    page = client.get(ENTRY + "w1")
+    page = client.get(ENTRY + "AW1")
     assert page.status_code == 503 and "not available" in page.content.decode()
     assert runnable([b]) == []
     assert "/b/live/" not in client.get("/").content.decode()
@@ -76,7 +76,7 @@ def test_a_batch_follows_its_agents_worker(broker):
         took = wait_until(lambda: not batch_problems(b), 60, "served after the worker started")
         print(f"served {took:.1f} s after the worker was started")
         lobby.check_runnable(b)   # no exception
-        assert client.get(ENTRY + "w1").status_code == 302
+        assert client.get(ENTRY + "AW1").status_code == 302
 
         # kill -9 of the supervisor and its Celery child: nothing says goodbye; it ages out
         for proc in psutil.Process(worker.pid).children(recursive=True):
@@ -87,7 +87,7 @@ def test_a_batch_follows_its_agents_worker(broker):
         assert gone <= TTL + 6   # the last beat was at most 5 s before the kill
         with pytest.raises(lobby.BatchCannotRun):
             lobby.check_runnable(b)
-        assert client.get(ENTRY + "w2").status_code == 503
+        assert client.get(ENTRY + "AW2").status_code == 503
 
         # a worker that stops cleanly (SIGTERM) leaves at once
         worker = start_worker(broker)

@@ -25,6 +25,7 @@ def form_data(**kw) -> dict:
     data = dict(slug="s1", title="t", game_id="colors_v1", pairing="human-agent", human_roles=["listener"],
                 agents={"speaker": "colors_lexicon_speaker"}, games_per_worker=1, max_wait_s=60,
                 inactivity_limit_s=600, on_timeout="leave", on_partner_absent="requeue", config={"rounds": 5},
+                unverified_pairing="agent",
                 content_pool=[],
                 pay_cents=0, bonus_cents=0, instructions="", status="open", entry_kinds=["lab"],
                 lab_key="k1", exit_pay={}, prolific_codes={}, expected_minutes=10)
