@@ -13,8 +13,8 @@ the chat so far, and returns one action in the browser's format (or None when it
   the sky``) or by a piece already described (``right of the oak tree``, ``under the sun, a bit
   to the left``). It predicts how a Drawer reading :mod:`games.codraw.language` will draw each
   message (it replays its own messages through :func:`language.interpret_dialog`) and picks the
-  place that keeps the most left/right and above/below orders with the pieces already described,
-  then the nearest (:func:`describe_piece`). After the last piece it may peek once
+  place whose reading costs least: left/right and above/below orders it gets wrong against the
+  pieces already described, and the distance to the true place (:func:`describe_piece`). After the last piece it may peek once
   (``peek=True``), compare the Drawer's canvas with what it meant, and send up to
   ``max_corrections`` corrections (a missed piece asked for, only what is wrong with a misdrawn
   one, removals of pieces that are not in the scene) before it ends the game. ``relative=False``:
