@@ -147,8 +147,11 @@ class MTurkRecorder:
         if op == "CreateHITType":
             return {"HITTypeId": f"HT{n}"}
         if op == "CreateHITWithHITType":
-            return {"HIT": {"HITId": f"HIT{n}", "HITTypeId": p["HITTypeId"], "HITGroupId": f"G{n}",
-                            "HITStatus": "Assignable", "MaxAssignments": p["MaxAssignments"]}}
+            hit = {"HITId": f"HIT{n}", "HITTypeId": p["HITTypeId"], "HITGroupId": f"G{n}",
+                   "HITStatus": "Assignable", "MaxAssignments": p["MaxAssignments"],
+                   "RequesterAnnotation": p.get("RequesterAnnotation", "")}
+            self.hits[hit["HITId"]] = hit   # its assignments can be listed (accept, submit)
+            return {"HIT": hit}
         if op == "CreateQualificationType":
             return {"QualificationType": {"QualificationTypeId": f"3Q{n}", "Name": p["Name"],
                                           "QualificationTypeStatus": "Active"}}
