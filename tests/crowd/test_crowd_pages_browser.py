@@ -91,6 +91,7 @@ def test_launch_review_and_pay(site):
     page.select_option("#id_rule-kind", "colors_accuracy")
     page.fill("#id_rule-cents_per_unit", "25")
     page.fill("#id_rule-cap_cents", "60")
+    page.fill("#id_rule-budget_cents", "500")
     page.click("#rule-save")
     expect(page.locator("#unpaid-total")).to_have_text("85")
     expect(page.locator('tr[data-worker="A1WORKER"] td.bonus')).to_contain_text("60 preview")
@@ -115,6 +116,22 @@ def test_launch_review_and_pay(site):
     assert sorted((c["WorkerId"], c["BonusAmount"]) for c in bonuses) == [("A1WORKER", "0.60"), ("A2WORKER", "0.25")]
     assert {c["UniqueRequestToken"] for c in bonuses} == {f"gt-{b.id}-{p1.id}-bonus", f"gt-{b.id}-{p2.id}-bonus"}
     assert PayAction.objects.filter(status="sent").count() == 4
+    expect(page.locator("#budget-left")).to_have_text("415")
+
+    # a worker who left early: approving asks first, in plain words, and sends nothing until confirmed
+    left = h.participant(b, "A3LEFT", hit_id=launch.hit_id)
+    type(left).objects.filter(pk=left.pk).update(exit_reason="left_match", outcome="returned_early", pay="none",
+                                                 pay_cents=0)
+    page.reload()
+    page.check('input[aria-label="select A3LEFT"]')
+    page.select_option("#action", "approve")
+    page.click("#apply")
+    expect(page.locator("#confirm-unpaid")).to_contain_text("A3LEFT ended with “left_match”")
+    expect(page.locator("#confirm-unpaid")).to_contain_text("pays each the full reward of the task")
+    assert not PayAction.objects.filter(participant=left).exists()
+    page.click("#confirm-approve")
+    expect(page.locator("#messages")).to_contain_text("approve: 1 sent")
+    assert PayAction.objects.get(participant=left).status == "sent"
 
     # a reject without a reason: refused on the page
     page.check('input[aria-label="select A1WORKER"]')
