@@ -318,8 +318,8 @@ def test_two_entries_at_once_into_batches_that_exclude_each_other_let_in_at_most
         def enter(i, name=name):
             batch = (a, b)[i % 2]
             try:
-                lobby.participant_enter(batch=batch, params=lobby.EntryParams("lab", "", lab_token=lab_token(batch, name)),
-                                        session={})
+                params = lobby.EntryParams("lab", "", lab_token=lab_token(batch, name))
+                lobby.participant_enter(batch=batch, params=params, session={})
                 results.append("in")
             except lobby.crowd_studies.Excluded:
                 results.append("excluded")
