@@ -148,7 +148,8 @@ def launch(request, slug: str):
             return redirect("crowd_launch", slug=slug)
         status = 400
     return render(request, "research/launch.html",
-                  {"batch": batch, "form": form, "entry_url": url, "launches": batch.launches.all()[:50]},
+                  {"batch": batch, "form": form, "entry_url": url, "launches": batch.launches.all()[:50],
+                   "can_launch_live": request.user.has_perm(LAUNCH_LIVE)},
                   status=status)
 
 

@@ -177,6 +177,7 @@ def test_a_researcher_cannot_launch_live_pay_or_change_the_rule(client, world, r
     r = client.post(f"/research/batches/{b.slug}/launch/", launch_form(), secure=True)
     assert r.status_code == 403 and b"crowd.launch_live" in r.content and b"payer" in r.content
     assert Launch.objects.count() == 1
+    assert b'id="sandbox-only"' in client.get(f"/research/batches/{b.slug}/launch/").content
     page = client.get(f"/research/batches/{b.slug}/review/")
     assert page.status_code == 200 and b'id="read-only"' in page.content and b'id="apply" disabled' in page.content
     p = b.participants.get()
@@ -213,6 +214,7 @@ def test_a_payer_launches_live_and_pays(client, world, monkeypatch):
     assert r.status_code == 302, r.content[:500]
     assert Launch.objects.get(hit_id="HIT9").live is True
     assert client.get("/research/").status_code == 403   # the research pages are the researcher's
+    assert b'id="sandbox-only"' not in client.get(f"/research/batches/{b.slug}/launch/").content
 
 
 def test_admin_models_need_their_permissions(client, world):
