@@ -21,7 +21,8 @@ else
   [ -n "$db" ] || { echo "test.sh: every test Redis database is in use by another run" >&2; exit 1; }
   export REDIS_URL="redis://127.0.0.1:6379/$db"
 fi
-export SECRET_KEY="${SECRET_KEY:-test-secret}"
+# A strong key of this run's own: the full stack refuses one that `check --deploy` calls weak.
+export SECRET_KEY="${SECRET_KEY:-$(.venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(50))')}"
 export GT_PSEUDONYM_KEY="${GT_PSEUDONYM_KEY:-test-pseudonym}"
 export GT_TEST_DB_NAME="${GT_TEST_DB_NAME:-test_groundtalk_$$}"
 mkdir -p var

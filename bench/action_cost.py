@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -22,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/groundtalk_bench")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/2")
-os.environ.setdefault("SECRET_KEY", "bench-secret")   # the full stack refuses to start without both keys
-os.environ.setdefault("GT_PSEUDONYM_KEY", "bench-pseudonym")
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))   # the full stack refuses to start without both
+os.environ.setdefault("GT_PSEUDONYM_KEY", secrets.token_urlsafe(50))   # keys, and with a weak SECRET_KEY
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundtalk_web.settings")
 
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import platform
 import subprocess
 import sys
@@ -471,8 +472,8 @@ def main() -> None:
                   f"| {r['one_by_one_per_turn_ms']} | {r['speedup']} |")
         return
     env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{args.db_name}",
-           "REDIS_URL": args.redis_url, "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-secret"),
-           "GT_PSEUDONYM_KEY": "bench-pseudonym", "DEBUG": "0", "LOG_LEVEL": "WARNING",
+           "REDIS_URL": args.redis_url, "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
+           "GT_PSEUDONYM_KEY": secrets.token_urlsafe(50), "DEBUG": "0", "LOG_LEVEL": "WARNING",
            "DJANGO_SETTINGS_MODULE": "groundtalk_web.settings"}
     env.pop("GT_MODELS_FILE", None)
     log(f"database {args.db_name}: reset and migrate")

@@ -37,6 +37,7 @@ import asyncio
 import json
 import math
 import os
+import secrets
 import random
 import resource
 import signal
@@ -654,8 +655,8 @@ def wait_quiet(limit_pct: float, max_wait: float) -> float:
 def run_target(args, target: str) -> dict:
     label = args.label or f"{args.mode}-{args.pairs}"
     redis_url = args.redis_url
-    env = {**os.environ, "DATABASE_URL": args.db_url, "REDIS_URL": redis_url, "SECRET_KEY": "bench-secret",
-           "GT_PSEUDONYM_KEY": "bench-pseudonym",
+    env = {**os.environ, "DATABASE_URL": args.db_url, "REDIS_URL": redis_url, "SECRET_KEY": secrets.token_urlsafe(50),
+           "GT_PSEUDONYM_KEY": secrets.token_urlsafe(50),
            "DEBUG": "0", "GT_CHANNEL_LAYER": args.layer, "LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1",
            "GT_WS_RATE": str(args.ws_rate if args.ws_rate else (8 if args.mode == "human" else 100000)),
            "GT_WS_BURST": str(16 if args.mode == "human" and not args.ws_rate else 100000),

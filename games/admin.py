@@ -69,8 +69,9 @@ class BatchAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ("title",)}
     readonly_fields = ("entry_links",)
 
-    class Media:
-        js = ("gt/batch_builder.js",)   # shows only the chosen game's fieldset
+    class Media:   # no inline script or style (the Content-Security-Policy allows neither: groundtalk_web/csp.py)
+        js = ("gt/batch_builder.js",)   # shows only the chosen game's fieldset; selects an entry link on a click
+        css = {"all": ("gt/admin.css",)}
 
     def get_fieldsets(self, request, obj=None):
         games = fieldsets_for_games()
@@ -105,7 +106,7 @@ class BatchAdmin(admin.ModelAdmin):
              base + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"),
         ]
         rows = format_html_join(
-            "", '<p><b>{}</b><br><input type="text" readonly value="{}" size="110" onclick="this.select()"></p>',
+            "", '<p><b>{}</b><br><input type="text" class="gt-entry-link" readonly value="{}" size="110"></p>',
             links)
         rows += format_html('<p><b>Launch, review and pay</b><br><a href="{}">launch on MTurk or Prolific</a> · '
                             '<a href="{}">review and pay</a></p>',
@@ -117,10 +118,10 @@ class BatchAdmin(admin.ModelAdmin):
                             ", ".join(crowd_entry.KIND_LABELS.get(k, k) for k in obj.entry_kinds or []) or "nothing")
         problems_now = batch_problems(obj)
         if problems_now:
-            rows = format_html('<p style="color:#ba2121">This batch cannot run and is not served: {}</p>{}',
+            rows = format_html('<p class="gt-problem">This batch cannot run and is not served: {}</p>{}',
                                " ".join(problems_now), rows)
         if entry_problems := crowd_entry.entry_problems(obj):
-            rows = format_html('<p style="color:#ba2121" id="entry-problem">{}</p>{}', " ".join(entry_problems), rows)
+            rows = format_html('<p class="gt-problem" id="entry-problem">{}</p>{}', " ".join(entry_problems), rows)
         return rows
 
     def changeform_view(self, request, *args, **kwargs):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import secrets
+import time
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -19,6 +20,7 @@ from crowd import views as crowd_views
 from games import lobby, ratelimit, selectors
 from games.models import Batch, Participant
 from games.registry import get_game
+from groundtalk_web.csp import allow_form_action
 from groundtalk_web.errors import error_response
 
 
@@ -166,7 +168,11 @@ def participant_page(request, token: str):
             return render(request, "lobby/waiting.html", {**ctx, "away": status.away})
     if p.state == Participant.State.DECLINED:
         return render(request, "lobby/declined.html", {**ctx, **crowd_views.done_context(p)})
-    return render(request, "lobby/done.html", {**ctx, **crowd_views.done_context(p)})
+    done = crowd_views.done_context(p)
+    response = render(request, "lobby/done.html", {**ctx, **done})
+    if done["submit_url"]:   # MTurk's submit form posts there; MTurk then sends the worker back to its site
+        allow_form_action(response, done["submit_url"], *settings.GT_FRAME_ANCESTORS)
+    return response
 
 
 @require_GET
@@ -210,7 +216,23 @@ def match_play(request, match_id):
         "seat": seat, "match": seat.match, "game": game, "next_url": next_url,
         "ws_path": f"/ws/match/{seat.match_id}/", "partner_gone_s": settings.GT_PARTNER_GONE_S,
         "text_max": seat_text_max(seat.match.game_id, seat.role),
+        "seat_config": seat_config(seat, next_url),
     })
+
+
+def seat_config(seat, next_url: str) -> dict:
+    """What the game page's script knows of its seat: ``window.GT_SEAT`` (static/gt/seat.js reads it
+    from the page's ``json_script`` block ``gt-seat``; no inline script, groundtalk_web/csp.py)."""
+    match = seat.match
+    agents = match.agent_seats or {}
+    return {
+        "matchId": str(match.id), "token": seat.token, "role": seat.role, "wsPath": f"/ws/match/{match.id}/",
+        "nextUrl": next_url, "partnerGoneS": settings.GT_PARTNER_GONE_S,
+        "imgBase": f"/m/{match.id}/img/",                                   # the CLEVR games' images
+        "partnerIsAgent": bool(agents),                                      # VisDial's partner notice
+        "partnerName": "ALICE" if agents.get("answerer") else "your partner",   # GuessWhich's answerer
+        "serverNowMs": round(time.time() * 1000),                           # CoDraw's clock against the server's
+    }
 
 
 def seat_text_max(game_id: str, role: str) -> int | None:

@@ -10,9 +10,11 @@ images). :class:`CrowdPageMiddleware`, first in ``settings.MIDDLEWARE`` so that 
 response for those addresses whatever made it (the view, a 404, a rate limit, the database's
 "one moment" page), then
 
-* replaces ``X-Frame-Options`` with ``Content-Security-Policy: frame-ancestors`` and the origins
-  of ``settings.GT_FRAME_ANCESTORS`` (MTurk's worker and sandbox sites by default). Browsers let
-  only those pages frame ours; X-Frame-Options cannot name a site (``ALLOW-FROM`` is gone);
+* replaces ``X-Frame-Options`` with the Content-Security-Policy's ``frame-ancestors`` and the
+  origins of ``settings.GT_FRAME_ANCESTORS`` (MTurk's worker and sandbox sites by default;
+  every other page has ``'none'``). Browsers let only those pages frame ours; X-Frame-Options
+  cannot name a site (``ALLOW-FROM`` is gone). The rest of the policy is the site's
+  (groundtalk_web/csp.py, whose middleware, outside this one, writes the header);
 * gives every cookie such a response sets ``SameSite=None; Secure; Partitioned`` when the
   request came over HTTPS (or to a loopback host, which browsers treat as secure), so that the
   browser keeps and sends it inside a frame whose top-level page is another site. ``Partitioned``
@@ -38,6 +40,7 @@ from django.conf import settings
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
 
+from groundtalk_web.csp import replace_directive
 from groundtalk_web.errors import error_response
 from groundtalk_web.loopback import is_loopback
 
@@ -108,9 +111,9 @@ def frameable_cookies(response) -> None:
         response.cookies[name] = framed
 
 
-def frame_policy() -> str:
-    origins = " ".join(settings.GT_FRAME_ANCESTORS) or "'none'"
-    return f"frame-ancestors {origins}"
+def frame_ancestors() -> list[str]:
+    """The ``frame-ancestors`` sources of a crowd page."""
+    return list(settings.GT_FRAME_ANCESTORS) or ["'none'"]
 
 
 class CrowdPageMiddleware:
@@ -135,7 +138,7 @@ class CrowdPageMiddleware:
 
     def _framed(self, request, response):
         response.headers.pop("X-Frame-Options", None)
-        response["Content-Security-Policy"] = frame_policy()
+        replace_directive(response, "frame-ancestors", frame_ancestors())
         if response.cookies and (request.is_secure() or is_loopback(request.META.get("HTTP_HOST", ""))):
             frameable_cookies(response)
         return response

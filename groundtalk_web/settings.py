@@ -14,6 +14,9 @@ import re
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
+from django.core.checks.security.base import (SECRET_KEY_INSECURE_PREFIX, SECRET_KEY_MIN_LENGTH,
+                                              SECRET_KEY_MIN_UNIQUE_CHARACTERS)
 from django.core.exceptions import ImproperlyConfigured
 
 from groundtalk_web.loopback import is_loopback
@@ -66,10 +69,24 @@ EMBEDDED = not (DATABASE_URL and REDIS_URL)
 _PUBLIC_KEYS = {"", "dev-only-insecure-key-change-me", "change-me"}
 SECRET_KEY = os.environ.get("SECRET_KEY", "").strip()
 GT_PSEUDONYM_KEY = os.environ.get("GT_PSEUDONYM_KEY", "").strip()
+
+
+def weak_secret_key(key: str) -> bool:
+    """What ``manage.py check --deploy`` calls weak (security.W009): fewer than 50 characters, fewer
+    than 5 different ones, or the ``django-insecure-`` prefix of ``startproject``'s keys."""
+    return (len(key) < SECRET_KEY_MIN_LENGTH or len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS
+            or key.startswith(SECRET_KEY_INSECURE_PREFIX))
+
+
 if DATABASE_URL or REDIS_URL:
     _NEW_KEY = "make one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
     if SECRET_KEY in _PUBLIC_KEYS:
         raise ImproperlyConfigured(f"SECRET_KEY must be set to a secret of your own outside the embedded demo; {_NEW_KEY}")
+    if weak_secret_key(SECRET_KEY):   # guessable: anyone could sign sessions, lab links and device codes
+        raise ImproperlyConfigured(
+            f"SECRET_KEY is weak ({len(SECRET_KEY)} characters, {len(set(SECRET_KEY))} different): outside the "
+            f"embedded demo it needs at least {SECRET_KEY_MIN_LENGTH} characters, {SECRET_KEY_MIN_UNIQUE_CHARACTERS} "
+            f"different ones, and not the {SECRET_KEY_INSECURE_PREFIX!r} prefix; {_NEW_KEY}")
     if GT_PSEUDONYM_KEY in _PUBLIC_KEYS:
         raise ImproperlyConfigured("GT_PSEUDONYM_KEY must be set to a secret of your own outside the embedded demo "
                                    f"(keep it: exports' pseudonyms depend on it); {_NEW_KEY}")
@@ -128,6 +145,22 @@ for _origin in GT_FRAME_ANCESTORS:
         raise ImproperlyConfigured(f"GT_FRAME_ANCESTORS must list origins such as https://worker.mturk.com "
                                    f"(scheme and host, no path), or be 'none'; not {_origin!r}")
 
+# The Content-Security-Policy of every response (django-csp; groundtalk_web/csp.py adds this host's
+# websocket, the crowd pages' frame-ancestors and MTurk's submit form per response; docs/operations.md,
+# "Security headers"). Scripts and styles only from files of this site: no inline code, no eval.
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": {
+    "default-src": [SELF],
+    "script-src": [SELF],
+    "style-src": [SELF],
+    "img-src": [SELF, "data:"],     # data: for canvas and Konva's generated images
+    "font-src": [SELF],
+    "connect-src": [SELF],          # + ws(s)://<this host> per request
+    "object-src": [NONE],
+    "base-uri": [NONE],
+    "form-action": [SELF],          # + MTurk's submit address on a worker's last page
+    "frame-ancestors": [NONE],      # crowd pages: GT_FRAME_ANCESTORS
+}}
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -137,12 +170,14 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "csp",
     "games",
     "agents",
     "crowd",
 ]
 
 MIDDLEWARE = [
+    "groundtalk_web.csp.SiteCSPMiddleware",  # first: every response gets the Content-Security-Policy
     "groundtalk_web.crowd_pages.CrowdPageMiddleware",  # crowd pages: MTurk's frame, its cookies, origin check
     "groundtalk_web.middleware.HostileInputMiddleware",  # then: 400 for NUL, control characters, bad encoding
     "django.middleware.security.SecurityMiddleware",

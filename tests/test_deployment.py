@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import secrets
 import shutil
 import subprocess
 
@@ -13,7 +14,7 @@ import yaml
 
 from .conftest import ROOT
 
-KEYS = {"SECRET_KEY": "compose-test-secret", "GT_PSEUDONYM_KEY": "compose-test-pseudonyms"}
+KEYS = {"SECRET_KEY": secrets.token_urlsafe(50), "GT_PSEUDONYM_KEY": secrets.token_urlsafe(50)}
 
 
 def compose_config(**env) -> subprocess.CompletedProcess:

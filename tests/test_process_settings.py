@@ -121,7 +121,7 @@ def error_probe(env_changes: dict) -> dict:
             "pages": pages, "static": static, "stderr": out.stderr}
 
 
-LEAKS = ("Traceback", "forced failure", "SECRET_KEY", "test-secret", "INSTALLED_APPS", "DJANGO_SETTINGS_MODULE",
+LEAKS = ("Traceback", "forced failure", "SECRET_KEY", os.environ.get("SECRET_KEY", "dev-only-insecure-key-change-me"), "INSTALLED_APPS", "DJANGO_SETTINGS_MODULE",
          "Using the URLconf", "Request Method:", 'File "')
 
 

@@ -115,7 +115,8 @@ def _svg_response(svg: str, filename: str) -> HttpResponse:
     response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
     response["Content-Disposition"] = f'inline; filename="{filename}"'
     response["X-Content-Type-Options"] = "nosniff"
-    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+    # its own policy, kept by groundtalk_web/csp.py: the SVG's inline styles, nothing else, framed by nobody
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'none'"
     return response
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -183,8 +184,8 @@ class Stack:
         self.redis.start()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GT_", "PYTEST", "DJANGO_"))}
         env.update({
-            "DATABASE_URL": self.pg.url(), "REDIS_URL": self.redis.url(), "SECRET_KEY": "faults-secret",
-            "GT_PSEUDONYM_KEY": "faults-pseudonym", "PYTHONUNBUFFERED": "1", "LOG_LEVEL": "WARNING",
+            "DATABASE_URL": self.pg.url(), "REDIS_URL": self.redis.url(), "SECRET_KEY": secrets.token_urlsafe(50),
+            "GT_PSEUDONYM_KEY": secrets.token_urlsafe(50), "PYTHONUNBUFFERED": "1", "LOG_LEVEL": "WARNING",
             "GT_AGENT_TIMEOUT_S": str(self.AGENT_TIMEOUT_S), "GT_WATCHDOG_S": "0.5", "GT_HTTP_DB_WAIT_S": "20",
             # every bot comes from 127.0.0.1: per-address limits sized for a crowd behind one address
             "GT_RL_ENTRY_BURST": "1000", "GT_RL_STEP_BURST": "1000", "GT_RL_POLL_BURST": "5000",

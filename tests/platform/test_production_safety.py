@@ -21,6 +21,9 @@ from ..conftest import ROOT, free_port
 #: what every process does first (uvicorn, a worker, manage.py): read the settings module
 SETUP = "from groundtalk_web import settings; print(settings.SECRET_KEY, settings.GT_PSEUDONYM_KEY)"
 FULL_STACK = {"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/nothing", "REDIS_URL": "redis://127.0.0.1:6379/7"}
+#: keys that ``check --deploy`` calls strong (50 characters of secrets.token_urlsafe)
+KEY = secrets.token_urlsafe(50)
+PSEUDONYM_KEY = secrets.token_urlsafe(50)
 KEY_NAMES = ("SECRET_KEY", "GT_PSEUDONYM_KEY", "DATABASE_URL", "REDIS_URL", "DEBUG", "GT_HTTPS", "ALLOWED_HOSTS")
 
 
@@ -37,9 +40,9 @@ def last_line(out: subprocess.CompletedProcess) -> str:
     ({}, "SECRET_KEY must be set to a secret of your own"),
     ({"SECRET_KEY": "change-me", "GT_PSEUDONYM_KEY": "p"}, "SECRET_KEY must be set"),   # the old compose default
     ({"SECRET_KEY": "dev-only-insecure-key-change-me", "GT_PSEUDONYM_KEY": "p"}, "SECRET_KEY must be set"),
-    ({"SECRET_KEY": "s3cret"}, "GT_PSEUDONYM_KEY must be set to a secret of your own"),
-    ({"SECRET_KEY": "s3cret", "GT_PSEUDONYM_KEY": "  "}, "GT_PSEUDONYM_KEY must be set"),
-    ({"SECRET_KEY": "s3cret", "GT_PSEUDONYM_KEY": "s3cret"}, "GT_PSEUDONYM_KEY must differ from SECRET_KEY"),
+    ({"SECRET_KEY": KEY}, "GT_PSEUDONYM_KEY must be set to a secret of your own"),
+    ({"SECRET_KEY": KEY, "GT_PSEUDONYM_KEY": "  "}, "GT_PSEUDONYM_KEY must be set"),
+    ({"SECRET_KEY": KEY, "GT_PSEUDONYM_KEY": KEY}, "GT_PSEUDONYM_KEY must differ from SECRET_KEY"),
 ])
 def test_the_full_stack_refuses_to_start_without_its_own_two_keys(keys, message):
     for stack in (FULL_STACK, {"DATABASE_URL": FULL_STACK["DATABASE_URL"]}, {"REDIS_URL": FULL_STACK["REDIS_URL"]}):
@@ -49,10 +52,40 @@ def test_the_full_stack_refuses_to_start_without_its_own_two_keys(keys, message)
 
 
 def test_the_full_stack_starts_with_two_keys_and_the_demo_without():
-    out = start({**FULL_STACK, "SECRET_KEY": "s3cret", "GT_PSEUDONYM_KEY": "pseud0"})
-    assert out.returncode == 0 and out.stdout.split() == ["s3cret", "pseud0"], out.stderr
+    out = start({**FULL_STACK, "SECRET_KEY": KEY, "GT_PSEUDONYM_KEY": PSEUDONYM_KEY})
+    assert out.returncode == 0 and out.stdout.split() == [KEY, PSEUDONYM_KEY], out.stderr
     out = start({})   # embedded, on one machine: the public development key, pseudonyms from it
     assert out.returncode == 0 and out.stdout.split() == ["dev-only-insecure-key-change-me"] * 2, out.stderr
+
+
+WEAK_KEYS = [
+    "test-secret",                              # the test suite's old key: 11 characters
+    KEY[:49],                                   # one short of 50
+    "a" * 64,                                   # long, but one character
+    "abcd" * 20,                                # four different characters
+    "django-insecure-" + secrets.token_urlsafe(50),   # startproject's throwaway keys
+]
+
+
+@pytest.mark.parametrize("weak", WEAK_KEYS)
+def test_the_full_stack_refuses_a_weak_secret_key(weak):
+    """Issue 21, item 8: a SECRET_KEY that ``manage.py check --deploy`` calls weak (security.W009)
+    stops every process of the full stack at start-up (uvicorn, workers, manage.py), saying how to
+    make a good one; the key itself is never printed."""
+    for stack in (FULL_STACK, {"DATABASE_URL": FULL_STACK["DATABASE_URL"]}, {"REDIS_URL": FULL_STACK["REDIS_URL"]}):
+        out = start({**stack, "SECRET_KEY": weak, "GT_PSEUDONYM_KEY": PSEUDONYM_KEY})
+        line = last_line(out)
+        assert out.returncode != 0 and "ImproperlyConfigured" in line and "SECRET_KEY is weak" in line, line
+        assert "secrets.token_urlsafe(50)" in line and weak not in out.stderr, line
+
+
+def test_a_key_just_strong_enough_starts_and_the_demo_takes_any():
+    """The bounds are Django's: 50 characters of 5 different ones pass. The embedded demo on one
+    machine keeps whatever key it is given (or its public development key)."""
+    out = start({**FULL_STACK, "SECRET_KEY": "abcde" * 10, "GT_PSEUDONYM_KEY": PSEUDONYM_KEY})
+    assert out.returncode == 0 and out.stdout.split()[0] == "abcde" * 10, out.stderr
+    out = start({"SECRET_KEY": "test-secret"})
+    assert out.returncode == 0 and out.stdout.split() == ["test-secret"] * 2, out.stderr
 
 
 def production_env(**extra) -> dict:
