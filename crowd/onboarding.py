@@ -28,13 +28,14 @@ researcher, demo names serve this machine only).
 """
 from __future__ import annotations
 
+import hashlib
 import random
 import secrets
 from datetime import timedelta
 from importlib import import_module
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from games.models import OnboardingResult, Participant, QuizAttempt
@@ -191,6 +192,17 @@ def grade(quiz: dict, drawn: list[dict], answers: dict) -> tuple[int, dict]:
     return sum(chosen[d["id"]] == bank[d["id"]]["answer"] for d in drawn), chosen
 
 
+def _lock_address(game_id: str, client_addr: str) -> None:
+    """Quizzes of one game opened from one address, one at a time (a PostgreSQL advisory lock held
+    until the transaction ends), so two ids opening at once cannot both take the address's last
+    attempt (SQLite, the single-process embedded server, has one writer anyway)."""
+    if connection.vendor != "postgresql":
+        return
+    digest = hashlib.blake2b(f"groundtalk.quiz:{game_id}:{client_addr}".encode(), digest_size=8).digest()
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(digest, "big", signed=True)])
+
+
 def _address_attempts(game_id: str, client_addr: str) -> int:
     since = timezone.now() - timedelta(hours=settings.GT_QUIZ_ADDRESS_WINDOW_H)
     return QuizAttempt.objects.filter(game_id=game_id, client_addr=client_addr, counted=True,
@@ -221,8 +233,10 @@ def quiz_attempt_open(*, participant_id: int, client_addr: str) -> QuizAttempt |
         return current
     counted = p.platform in ("mturk", "prolific")   # a lab link is signed by the researcher, a demo is local
     limit = settings.GT_QUIZ_ATTEMPTS_PER_ADDRESS
-    if counted and limit and client_addr and _address_attempts(p.batch.game_id, client_addr) >= limit:
-        raise QuizLimit()
+    if counted and limit and client_addr:
+        _lock_address(p.batch.game_id, client_addr)
+        if _address_attempts(p.batch.game_id, client_addr) >= limit:
+            raise QuizLimit()
     seed = secrets.randbits(62)
     return QuizAttempt.objects.create(result=result, participant=p, number=result.attempts + 1, seed=seed,
                                       drawn=draw(quiz, seed), game_id=p.batch.game_id, client_addr=client_addr,

@@ -129,3 +129,39 @@ def test_the_address_limit_holds_across_throwaway_ids(settings):
     lab.post(lab_page, {"step": "ready"})
     assert 'id="onboarding-quiz"' in lab.get(lab_page).content.decode()
     assert Participant.objects.filter(batch=b, platform="mturk").count() == 4
+
+
+@pytest.mark.django_db(transaction=True)   # threads: each its own connection, so commits must be real
+def test_ids_opening_the_quiz_at_once_share_the_address_limit(settings, monkeypatch):
+    """Six throwaway ids open the quiz of one game (six batches) in the same moment from one address
+    with room for two: two
+    attempts are drawn (an advisory lock per game and address, not a read-then-write). The count
+    is made slow, so that without the lock every thread would count before any draws."""
+    import time
+
+    from ..platform.factories import run_in_threads
+
+    count = onboarding._address_attempts
+
+    def slow_count(game_id, client_addr):
+        n = count(game_id, client_addr)
+        time.sleep(0.3)
+        return n
+
+    monkeypatch.setattr(onboarding, "_address_attempts", slow_count)
+    settings.GT_QUIZ_ATTEMPTS_PER_ADDRESS = 2
+    batches = [make_batch(onboarding="quiz", entry_kinds=["mturk"]) for _ in range(6)]   # the same game
+    people = [Participant.objects.create(batch=batches[i], platform="mturk", worker_id=f"A1RACE{i}", assignment_id=f"3RACE{i}",
+                                         hit_id="3HITRACE", state=Participant.State.ONBOARDING) for i in range(6)]
+    outcomes = []
+
+    def open_quiz(i: int) -> None:
+        try:
+            onboarding.quiz_attempt_open(participant_id=people[i].pk, client_addr=ADDRESS)
+            outcomes.append("drawn")
+        except onboarding.QuizLimit:
+            outcomes.append("limit")
+
+    run_in_threads(len(people), open_quiz)
+    assert sorted(outcomes) == ["drawn"] * 2 + ["limit"] * 4
+    assert QuizAttempt.objects.filter(client_addr=ADDRESS).count() == 2
