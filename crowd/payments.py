@@ -42,7 +42,6 @@ from django.utils import timezone
 
 from crowd import mturk, outcomes, prolific
 from crowd import verify
-from crowd import verify
 from crowd.models import BonusRule, Launch, PayAction
 from games.models import Batch, Match, Participant, Seat
 from groundtalk_web import csvsafe
@@ -57,24 +56,6 @@ PENDING_IN_FLIGHT = timedelta(minutes=5)
 
 class PayRefused(Exception):
     """A clear reason nothing was sent (shown to the researcher)."""
-
-
-def confirmed_or_refuse(p: Participant) -> None:
-    """Before any pay: a worker whose id the platform could not confirm at entry is asked about
-    again now (crowd/verify.py, issue 21); nothing is paid unless the platform confirms them."""
-    if p.verification == verify.REFUSED:
-        raise PayRefused(f"{p.worker_id}: the platform said this id does not go with its assignment or "
-                         f"submission ({p.verify_note}); nothing was sent: reject it instead.")
-    if p.verification != verify.UNVERIFIED:
-        return
-    try:
-        check = verify.recheck(p, force=True)
-    except verify.NotVerified as exc:
-        raise PayRefused(f"{p.worker_id}: the platform does not confirm this id ({exc}); nothing was sent: "
-                         "reject it instead.") from None
-    if check is None or check.status != verify.VERIFIED:
-        raise PayRefused(f"{p.worker_id}: the platform could not be asked to confirm this id "
-                         f"({check.note if check else 'not asked'}); nothing was sent: try again later.")
 
 
 def confirmed_or_refuse(p: Participant) -> None:
@@ -331,8 +312,6 @@ def act(p: Participant, kind: str, *, by=None, reason: str = "", retry: bool = F
     if kind == PayAction.Kind.BLOCK and p.platform == "prolific":
         raise PayRefused("Prolific has no per-worker block call: add the worker to the block list "
                          "of the next study (the launch form's block list).")
-    if kind in (PayAction.Kind.APPROVE, PayAction.Kind.BONUS):
-        confirmed_or_refuse(p)
     if kind in (PayAction.Kind.APPROVE, PayAction.Kind.BONUS):
         confirmed_or_refuse(p)
     row = _claim(p, kind, amount=amount, reason=reason, by=by, retry=retry)
