@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from django.contrib.messages import get_messages
 from django.db import IntegrityError, connection, transaction
 
 from crowd import payments
@@ -106,8 +107,6 @@ def test_the_review_page_says_why_the_second_decision_was_not_sent(client, rec):
     client.post(url, {"action": "approve", "p": [p.pk]})
     r = client.post(url, {"action": "reject", "p": [p.pk], "reason": "You did not play."})
     assert r.status_code == 302
-    from django.contrib.messages import get_messages
-
     said = [m.message for m in get_messages(r.wsgi_request)]
     assert "W1 was already approved: the reject was not sent." in said, said
     assert rec.ops().count("ApproveAssignment") == 1 and "RejectAssignment" not in rec.ops()
@@ -200,8 +199,6 @@ def test_a_bonus_run_pays_up_to_the_budget_and_says_who_is_left(client, rec):
     client.force_login(staff_user("payer5", roles=("payer",)))
     url = f"/research/batches/{b.slug}/review/"
     r = client.post(url, {"action": "bonus", "p": [p.pk for p in ps]})
-    from django.contrib.messages import get_messages
-
     said = [m.message for m in get_messages(r.wsgi_request)]
     assert "bonus: 2 sent, 0 already done, 0 failed." in said, said
     assert any(m.startswith("Bonus budget reached: 2 workers left unpaid (80 cents: B2, B3). Their bonuses would "

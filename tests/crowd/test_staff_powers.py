@@ -14,9 +14,9 @@ from django.apps import apps as django_apps
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
-from django.urls import URLPattern, URLResolver, get_resolver
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from crowd import staff
+from crowd import mturk, staff
 from crowd.models import BonusRule, Launch, PayAction
 from tests.crowd import helpers as h
 from tests.crowd.mturk_server import MTurkRecorder
@@ -69,8 +69,6 @@ def world():
 
 def url_for(route: str, p: URLPattern, w: dict) -> str:
     """The route with each argument filled with something that exists."""
-    from django.urls import reverse
-
     kwargs = {}
     for name in p.pattern.converters:
         if name == "slug":
@@ -202,8 +200,6 @@ def test_a_payer_launches_live_and_pays(client, world, monkeypatch):
     """The payer gets past the permission (the live launch reaches the form's own checks; the stubbed
     MTurk sees the HIT)."""
     mt, stub = h.stubbed_mturk()
-    from crowd import mturk
-
     monkeypatch.setattr(mturk, "client", lambda live=False: mt)
     b = world["batch"]
     client_as(client, staff_user("pay", roles=("payer",)))
