@@ -217,16 +217,28 @@ def open_attempt(result: OnboardingResult) -> QuizAttempt | None:
 @transaction.atomic
 def quiz_attempt_open(*, participant_id: int, client_addr: str) -> QuizAttempt | None:
     """The quiz page's attempt: the one open for this worker, else a new draw (a fresh seed,
-    recorded). None when the worker need not take the quiz (passed, used up the attempts, not in
-    onboarding). ``QuizLimit`` when ``client_addr`` opened ``GT_QUIZ_ATTEMPTS_PER_ADDRESS``
+    recorded). None when the worker need not take the quiz: not in onboarding, or decided (passed
+    or out of attempts, say in another batch meanwhile), and then moved on as ``quiz_submit``
+    would. ``QuizLimit`` when ``client_addr`` opened ``GT_QUIZ_ATTEMPTS_PER_ADDRESS``
     quizzes of this game in the window, whatever worker ids they came with (MTurk and Prolific
     entries count; lab links and demo names do not). Locks the participant row, then the result row."""
+    from crowd.outcomes import participant_exit
+
     p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
     quiz = game_quiz(p.batch.game_id)
-    if p.state != Participant.State.ONBOARDING or p.batch.onboarding != QUIZ or quiz is None:
+    if p.state != Participant.State.ONBOARDING:
+        return None
+    if quiz is None:   # the game lost its quiz after the worker started it: nothing to take
+        p.state, p.waiting_since = Participant.State.WAITING, timezone.now()
+        p.save(update_fields=["state", "waiting_since"])
         return None
     result = _result_row(p, QUIZ, str(quiz["version"]))
-    if result.passed or result.attempts >= int(quiz["max_attempts"]):
+    if result.passed:
+        p.state, p.waiting_since = Participant.State.WAITING, timezone.now()
+        p.save(update_fields=["state", "waiting_since"])
+        return None
+    if result.attempts >= int(quiz["max_attempts"]):
+        p.save(update_fields=participant_exit(p, "failed_onboarding"))
         return None
     current = open_attempt(result)
     if current is not None:

@@ -39,7 +39,9 @@ def me(url: str) -> Participant:
 def attempt_answers(url: str, how: str = RIGHT) -> dict:
     """The form of the worker's open attempt (test-side knowledge of the answers): every answer
     right, or every answer wrong, as positions on the page that attempt drew."""
-    attempt = QuizAttempt.objects.get(participant=me(url), submitted_at__isnull=True)
+    p = me(url)   # the worker's open attempt, wherever it was drawn (one per worker and quiz)
+    attempt = QuizAttempt.objects.get(result__platform=p.platform, result__worker_id=p.worker_id,
+                                      result__game_id=p.batch.game_id, submitted_at__isnull=True)
     form = {"attempt": str(attempt.pk)}
     for d in attempt.drawn:
         answer = BANK[d["id"]]["answer"]

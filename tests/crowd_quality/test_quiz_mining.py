@@ -165,3 +165,15 @@ def test_ids_opening_the_quiz_at_once_share_the_address_limit(settings, monkeypa
     run_in_threads(len(people), open_quiz)
     assert sorted(outcomes) == ["drawn"] * 2 + ["limit"] * 4
     assert QuizAttempt.objects.filter(client_addr=ADDRESS).count() == 2
+
+
+def test_a_quiz_passed_in_another_batch_meanwhile_moves_the_worker_on():
+    a, b = make_batch(onboarding="quiz"), make_batch(onboarding="quiz")
+    ca, ua = enter_ready(a, "ann")
+    ca.get(ua)                                   # batch a's quiz drawn and shown, not answered
+    cb, ub = enter_ready(b, "ann")
+    cb.get(ub)
+    r = cb.post(ub, {"step": "quiz", **attempt_answers(ub, RIGHT)})
+    assert r.status_code == 302 and me(ub).state == "waiting"
+    r = ca.get(ua)                               # batch a's page: no quiz to take any more
+    assert r.status_code == 302 and me(ua).state == "waiting"
