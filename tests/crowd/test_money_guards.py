@@ -17,19 +17,9 @@ from django.db import IntegrityError, connection, transaction
 from crowd import payments
 from crowd.models import BonusRule, PayAction
 from tests.crowd import helpers as h
-from tests.crowd.mturk_server import MTurkRecorder
 from tests.staff_users import staff_user
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def rec(monkeypatch):
-    with MTurkRecorder() as r:
-        monkeypatch.setenv("GT_MTURK_ENDPOINT", r.url)
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
-        yield r
 
 
 def at_once(*calls):

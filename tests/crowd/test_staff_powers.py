@@ -19,7 +19,6 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from crowd import mturk, staff
 from crowd.models import BonusRule, Launch, PayAction
 from tests.crowd import helpers as h
-from tests.crowd.mturk_server import MTurkRecorder
 from tests.research import play
 from tests.staff_users import staff_user
 
@@ -45,15 +44,6 @@ def patterns(resolver=None, prefix=""):
 
 def staff_patterns():
     return [(route, p) for route, p in patterns() if p.name not in PUBLIC]
-
-
-@pytest.fixture
-def rec(monkeypatch):
-    with MTurkRecorder() as r:
-        monkeypatch.setenv("GT_MTURK_ENDPOINT", r.url)
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
-        yield r
 
 
 @pytest.fixture
