@@ -189,6 +189,8 @@
     for (const [k, v] of Object.entries(attrs || {})) {
       if (k === "class") node.className = v;
       else if (k === "text") node.textContent = v;
+      // through the CSSOM: a style attribute is refused by the Content-Security-Policy (style-src 'self')
+      else if (k === "style") node.style.cssText = v;
       else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
       else if (v !== null && v !== undefined && v !== false) node.setAttribute(k, v);
     }

@@ -12,6 +12,8 @@
       if (v === null || v === undefined || v === false) continue;
       if (k === "text") node.textContent = v;
       else if (k === "class") node.className = v;
+      // through the CSSOM: a style attribute is refused by the Content-Security-Policy (style-src 'self')
+      else if (k === "style") node.style.cssText = v;
       else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
       else node.setAttribute(k, v === true ? "" : v);
     }

@@ -21,7 +21,8 @@ from django.urls import reverse
 from games.models import Batch, Participant, Seat
 from games.services import match_create
 from tests.crowd import helpers as h
-from tests.crowd.test_staff_powers import patterns, rec, url_for, world  # noqa: F401 (fixtures)
+from tests.crowd.mturk_server import MTurkRecorder
+from tests.crowd.test_staff_powers import patterns, url_for, world  # noqa: F401 (a fixture)
 from tests.platform.factories import lab_url
 from tests.research import play
 
@@ -32,6 +33,16 @@ pytestmark = pytest.mark.django_db
 _addresses = itertools.count(1)
 UNSAFE = ("'unsafe-inline'", "'unsafe-eval'", "'unsafe-hashes'", "'wasm-unsafe-eval'", "*", "data:", "blob:",
           "http:", "https:", "'strict-dynamic'")
+
+
+@pytest.fixture
+def mturk_rec(monkeypatch):
+    """The review page asks MTurk about the batch's HIT: the suite's recording server answers."""
+    with MTurkRecorder() as r:
+        monkeypatch.setenv("GT_MTURK_ENDPOINT", r.url)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+        yield r
 
 
 def Client(**kwargs) -> DjangoClient:  # noqa: N802
@@ -110,7 +121,7 @@ def check(response, what) -> dict[str, str]:
 FILL = {"game_id": "colors_v1", "name": "background.png"}
 
 
-def test_every_url_of_the_url_conf_answers_with_the_strict_policy(world, rec):
+def test_every_url_of_the_url_conf_answers_with_the_strict_policy(world, mturk_rec):
     """Anonymous and as a superuser, each route of the URL conf (filled with things that exist)."""
     root = get_user_model().objects.create_superuser("csp-root", "", "pw")
     token = world["batch"].participants.first().token
