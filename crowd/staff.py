@@ -62,8 +62,7 @@ ROLES = {
     ],
 }
 
-ROLE_OF = {RESEARCH: "researcher", LAUNCH_SANDBOX: "researcher", REVIEW: "researcher",
-           LAUNCH_LIVE: "payer", PAY: "payer"}
+PERMISSIONS = tuple(f"crowd.{codename}" for codename, _ in POWERS)
 
 
 def missing(user, perm: str) -> str:
@@ -71,8 +70,9 @@ def missing(user, perm: str) -> str:
     if user.has_perm(perm):
         return ""
     label = dict(POWERS).get(perm.split(".", 1)[1], perm)
+    groups = " or ".join(f"“{g}”" for g, perms in ROLES.items() if perm in perms) or "“payer”"
     return (f"Your account lacks the permission “{label[0].lower() + label[1:]}” ({perm}): ask an administrator "
-            f"to add you to the “{ROLE_OF.get(perm, 'payer')}” group.")
+            f"to add you to the {groups} group.")
 
 
 def forbidden(request, reason: str):

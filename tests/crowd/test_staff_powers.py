@@ -96,7 +96,7 @@ def test_every_staff_page_names_a_permission():
     assert not missing, f"staff pages without a permission check (crowd.staff.staff_permission): {missing}"
     for route, p in found:
         for perm in p.callback.staff_permissions:
-            assert perm in staff.ROLE_OF, (route, perm)
+            assert perm in staff.PERMISSIONS, (route, perm)
 
 
 def test_every_staff_page_is_403_without_its_permission_and_works_with_it(client, world, rec):
