@@ -137,9 +137,9 @@ class BatchAdmin(admin.ModelAdmin):
 
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
-    list_display = ("worker_id", "platform", "batch", "state", "games_played", "exit_reason", "outcome", "pay",
-                    "pay_cents", "completion_code")
-    list_filter = ("batch", "platform", "state", "exit_reason", "outcome", "pay")
+    list_display = ("worker_id", "platform", "verification", "batch", "state", "games_played", "exit_reason",
+                    "outcome", "pay", "pay_cents", "completion_code")
+    list_filter = ("batch", "platform", "verification", "state", "exit_reason", "outcome", "pay")
     search_fields = ("worker_id", "assignment_id", "completion_code")
     exclude = ("owner_key", "transfer_code")   # the browser binding's secrets (crowd/identity.py)
 

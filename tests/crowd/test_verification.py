@@ -432,3 +432,17 @@ def test_two_people_from_one_address_are_paired_only_where_the_batch_allows_it()
     assert lobby.lobby_poll(participant_id=p2.pk).seat_token is None
     Batch.objects.filter(pk=b.pk).update(allow_shared_address=True)
     assert lobby.lobby_poll(participant_id=p2.pk).seat_token
+
+
+def test_the_admin_lists_and_filters_participants_by_verification(mturk_rec):
+    b = human_human(slug="admin-list")
+    hit = launched(mturk_rec, b)
+    mturk_rec.down = True
+    w = mturk_worker()
+    assert Client().get(mturk_url(b, w, "3ANY0000000000000000000000002", hit)).status_code == 302
+    staff = User.objects.create_superuser("root", "root@example.org", "pw")
+    c = Client()
+    c.force_login(staff)
+    page = c.get("/admin/games/participant/?verification=unverified")
+    assert page.status_code == 200 and w in page.content.decode()
+    assert w not in c.get("/admin/games/participant/?verification=verified").content.decode()
