@@ -10,8 +10,9 @@ accounts for:
 * Prolific: every submission of each study launched for the batch that is ``AWAITING REVIEW``
   (or still ``ACTIVE``) and is not a finished participant's.
 
-Each row says why: no participant has it, its participant has not finished, or it is another
-assignment of a participant who took part with a different one (crowd.identity; a worker takes
+Each row says why: no participant has it, its participant has not finished (or finished with an id
+the platform never confirmed, crowd/verify.py), or it is another assignment of a participant who
+took part with a different one (crowd.identity; a worker takes
 part once per batch). A platform that cannot be asked is named in ``errors`` so an empty list is
 never mistaken for "nothing to see".
 """
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from crowd import mturk, prolific
+from crowd import mturk, prolific, verify
 from crowd.models import Launch
 from games.models import Batch, Participant
 
@@ -61,6 +62,9 @@ def _index(batch: Batch) -> tuple[dict, dict]:
 def _why(pay_id: str, current: dict, earlier: dict) -> tuple[str, Participant | None] | None:
     p = current.get(pay_id)
     if p is not None:
+        if p.state == Participant.State.DONE and p.verification in (verify.UNVERIFIED, verify.REFUSED):
+            return (f"finished, but the platform has not confirmed {p.worker_id}'s id ({p.verification}): approving "
+                    "here asks it first; the platform's own auto-approval does not"), p
         if p.state == Participant.State.DONE:
             return None
         return f"its participant has not finished here ({p.state})", p

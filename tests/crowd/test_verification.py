@@ -182,6 +182,8 @@ def test_an_unverified_worker_is_verified_again_before_any_pay(mturk_rec):
     assert "ApproveAssignment" not in mturk_rec.ops() and not PayAction.objects.exists()
     mturk_rec.down = False
     mturk_rec.submit(a)
+    # submitted on MTurk by an unconfirmed participant: the review page lists it (auto-approval would pay it)
+    assert "not confirmed" in {u.pay_id: u for u in reconcile.unseen(b).rows}[a].why
     row = payments.act(real, PayAction.Kind.APPROVE)
     assert row.status == "sent" and Participant.objects.get(pk=real.pk).verification == verify.VERIFIED
     with pytest.raises(payments.PayRefused, match="does not confirm"):
