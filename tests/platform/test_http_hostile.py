@@ -184,6 +184,8 @@ PATTERNS = {
     "/research/batches/{slug}/review.csv": ["x"],
     "/m/{match}/?seat={seat}": ["seat"],
     "/m/{match}/partner-gone": ["seat"],
+    "/m/{match}/turn?seat={seat}": ["seat"],
+    "/m/{match}/end-stalled": ["seat"],
     "/m/{gw}/img/{image}.png?seat={gw_seat}&size=thumb": ["seat", "size"],
     "/schemas/{game}.json": ["x"],
     "/research/": ["next"],
