@@ -56,7 +56,10 @@ def model_worker_stack(tmp_path, monkeypatch, *, entry: str, family: str, label:
                                "--timings", str(timings)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 180
-        while liveness.dead_queues([f"model.{family}"]):   # heartbeats only once warmed up
+        # this worker warmed up (its own "ready" line: a heartbeat may still be the last run's worker,
+        # killed before it could take its beat back) and beats
+        while not any(line.get("event") == "ready" for line in read_lines(timings)) \
+                or liveness.dead_queues([f"model.{family}"]):
             assert worker.poll() is None, f"the model worker exited with {worker.returncode}"
             assert time.monotonic() < deadline, "the model worker did not warm up in 180 s"
             time.sleep(0.2)
