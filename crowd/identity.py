@@ -147,7 +147,7 @@ def transfer_finish(*, session, participant_id: int, code: str) -> Participant:
 
 
 def participant_takeover(*, session, participant_id: int) -> Participant:
-    """Bind an unverified participant to this browser, whose link the platform has just confirmed
+    """Bind an unverified (or pending) participant to this browser, whose link the platform has just confirmed
     (crowd/verify.py; games.lobby.participant_enter): the browser that entered first with an id
     the platform could not confirm loses it, as after a device change."""
     with transaction.atomic():

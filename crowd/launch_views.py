@@ -288,6 +288,7 @@ def review(request, slug: str):
                 for reason in out["refused"][:10]:
                     messages.warning(request, reason)
         return redirect("crowd_review", slug=slug)
+    unseen = reconcile.unseen(batch)   # first: it settles pending MTurk participants (crowd/verify.py)
     rows = payments.review_rows(batch)
     dialogs = payments.dialog_excerpts(m.id for r in rows for m in r.matches)
     for r in rows:
@@ -297,7 +298,7 @@ def review(request, slug: str):
     committed = payments.bonus_committed(batch.id)
     return render(request, "research/review.html",
                   {"batch": batch, "rows": rows, "rule_form": rule_form, "unpaid_bonus_cents": total,
-                   "unseen": reconcile.unseen(batch),   # on the platforms, not finished here (issue 21)
+                   "unseen": unseen,   # on the platforms, not finished here (issue 21)
                    "kinds": PayAction.Kind.choices, "can_pay": request.user.has_perm(PAY),
                    "budget": rule.budget_cents, "committed_cents": committed,
                    "budget_left": None if rule.budget_cents is None else max(0, rule.budget_cents - committed)},

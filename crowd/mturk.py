@@ -164,8 +164,32 @@ def error_message(exc: Exception) -> str:
 
 
 def get_assignment(mt, assignment_id: str) -> dict:
-    """GetAssignment: {"Assignment": {...}, "HIT": {...}} (only this requester's assignments)."""
+    """GetAssignment: {"Assignment": {...}, "HIT": {...}}, only for this requester's Submitted,
+    Approved or Rejected assignments (an accepted one is ``assignment_in_progress``, an unknown
+    one ``assignment_unknown``; crowd/verify.py)."""
     return mt.get_assignment(AssignmentId=assignment_id)
+
+
+def _turk_code(exc: Exception) -> str:
+    """MTurk's TurkErrorCode of a RequestError (botocore puts the modeled error's fields at the top)."""
+    resp = getattr(exc, "response", None) or {}
+    return str(resp.get("TurkErrorCode") or (resp.get("Error") or {}).get("TurkErrorCode") or "")
+
+
+def assignment_in_progress(exc: Exception) -> bool:
+    """GetAssignment's RequestError for an assignment accepted and not yet submitted: "This operation
+    can be called with a status of: Submitted,Approved,Rejected" (InvalidAssignmentState)."""
+    return error_code(exc) == "RequestError" and (
+        _turk_code(exc).endswith("InvalidAssignmentState")
+        or "can be called with a status of" in error_message(exc))
+
+
+def assignment_unknown(exc: Exception) -> bool:
+    """GetAssignment's RequestError for an id MTurk does not have (or another requester's):
+    "Assignment <id> does not exist." (AssignmentDoesNotExist)."""
+    return error_code(exc) == "RequestError" and (
+        _turk_code(exc).endswith("AssignmentDoesNotExist")
+        or ("Assignment " in error_message(exc) and "does not exist" in error_message(exc)))
 
 
 def submitted_assignments(mt, hit_id: str) -> list[dict]:

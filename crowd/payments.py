@@ -59,18 +59,22 @@ class PayRefused(Exception):
 
 
 def confirmed_or_refuse(p: Participant) -> None:
-    """Before any pay: a worker whose id the platform could not confirm at entry is asked about
-    again now (crowd/verify.py, issue 21); nothing is paid unless the platform confirms them."""
+    """Before any pay: a worker whose id the platform could not confirm at entry (unverified, or
+    MTurk's pending: an assignment not yet submitted) is asked about again now (crowd/verify.py,
+    issue 21); nothing is paid unless the platform confirms them."""
     if p.verification == verify.REFUSED:
         raise PayRefused(f"{p.worker_id}: the platform said this id does not go with its assignment or "
                          f"submission ({p.verify_note}); nothing was sent: reject it instead.")
-    if p.verification != verify.UNVERIFIED:
+    if p.verification not in (verify.UNVERIFIED, verify.PENDING):
         return
     try:
         check = verify.recheck(p, force=True)
     except verify.NotVerified as exc:
         raise PayRefused(f"{p.worker_id}: the platform does not confirm this id ({exc}); nothing was sent: "
                          "reject it instead.") from None
+    if check is not None and check.status == verify.PENDING:
+        raise PayRefused(f"{p.worker_id}: MTurk has not confirmed this id yet: the assignment is not submitted "
+                         "(MTurk names its worker once it is); nothing was sent: try again after submission.")
     if check is None or check.status != verify.VERIFIED:
         raise PayRefused(f"{p.worker_id}: the platform could not be asked to confirm this id "
                          f"({check.note if check else 'not asked'}); nothing was sent: try again later.")

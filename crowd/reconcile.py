@@ -10,6 +10,10 @@ accounts for:
 * Prolific: every submission of each study launched for the batch that is ``AWAITING REVIEW``
   (or still ``ACTIVE``) and is not a finished participant's.
 
+A listed assignment names its worker and HIT: a participant whose assignment MTurk only
+confirmed as in progress at entry (``pending``, crowd/verify.py) is settled from it here, verified
+or refused, as GetAssignment would before pay (``verify.settle_pending``).
+
 Each row says why: no participant has it, its participant has not finished (or finished with an id
 the platform never confirmed, crowd/verify.py), or it is another assignment of a participant who
 took part with a different one (crowd.identity; a worker takes
@@ -62,7 +66,7 @@ def _index(batch: Batch) -> tuple[dict, dict]:
 def _why(pay_id: str, current: dict, earlier: dict) -> tuple[str, Participant | None] | None:
     p = current.get(pay_id)
     if p is not None:
-        if p.state == Participant.State.DONE and p.verification in (verify.UNVERIFIED, verify.REFUSED):
+        if p.state == Participant.State.DONE and p.verification in (verify.UNVERIFIED, verify.PENDING, verify.REFUSED):
             return (f"finished, but the platform has not confirmed {p.worker_id}'s id ({p.verification}): approving "
                     "here asks it first; the platform's own auto-approval does not"), p
         if p.state == Participant.State.DONE:
@@ -91,6 +95,9 @@ def unseen(batch: Batch, *, clients: dict | None = None) -> Report:
                                  f"{mturk.error_code(exc)}: {mturk.error_message(exc)}")
             continue
         for a in assignments:
+            p = current.get(a.get("AssignmentId", ""))
+            if p is not None and p.platform == "mturk" and p.verification == verify.PENDING:
+                verify.settle_pending(p, a)
             why = _why(a.get("AssignmentId", ""), current, earlier)
             if why:
                 report.rows.append(Unseen("mturk", a.get("WorkerId", ""), a.get("AssignmentId", ""), launch.hit_id,

@@ -1,10 +1,28 @@
 """Is this worker who the link says? Asked of the platform itself (issue 21, item 1).
 
-* MTurk: GetAssignment on the link's ``assignmentId`` must answer an assignment of the link's
-  ``hitId`` naming the link's ``workerId`` (MTurk answers only the requester's own assignments:
-  another requester's is "does not exist"). The HIT must not be one launched for another batch.
-  The sandbox or the live endpoint is the one the HIT was launched on (its ``Launch`` row), else
-  the one ``turkSubmitTo`` names.
+* MTurk: GetAssignment on the link's ``assignmentId``. MTurk's API (2017-01-17) documents that
+  "GetAssignment retrieves an assignment with an AssignmentStatus value of Submitted, Approved, or
+  Rejected" (docs.amazonaws.cn/goto/WebAPI/mturk-requester-2017-01-17/GetAssignment; the
+  Assignment structure has only those three statuses), and only the requester's own. So:
+
+  - a submitted (approved, rejected) assignment: the Assignment, which must be of the link's
+    ``hitId`` and name the link's ``workerId`` -> ``verified``;
+  - an assignment a worker has accepted and not yet submitted (every worker at entry): HTTP 400
+    RequestError "This operation can be called with a status of: Submitted,Approved,Rejected (...)"
+    (TurkErrorCode AWS.MechanicalTurk.InvalidAssignmentState; the older API said
+    "Reviewable,Approved,Rejected", as reported in TurkServer/turkserver-meteor#56; the JSON shape is
+    the one logged in NRGI/resourcecontracts.org#1384) -> ``pending``: MTurk confirms the assignment
+    exists and is in progress; it cannot say whose it is or of which HIT until it is submitted.
+    A pending participant enters and is paired like a verified one (an assignment id is held by
+    one participant per batch: games/lobby.py), and is asked about again before any pay;
+  - an id MTurk does not have (made up, or another requester's): RequestError "Assignment <id>
+    does not exist. (...)" (AWS.MechanicalTurk.AssignmentDoesNotExist, as in cloudyr/MTurkR#18)
+    -> refused (``NotVerified``);
+  - any other RequestError, or MTurk not answering -> ``unverified``: never refused on a message
+    we do not recognise.
+
+  The HIT must not be one launched for another batch. The sandbox or the live endpoint is the one
+  the HIT was launched on (its ``Launch`` row), else the one ``turkSubmitTo`` names.
 * Prolific: the link's ``SESSION_ID`` is the submission id; Retrieve-a-submission must answer a
   submission of the link's ``STUDY_ID`` for the link's ``PROLIFIC_PID``, and a newcomer's must be
   ``ACTIVE`` (not returned, timed out or already submitted).
@@ -13,8 +31,8 @@
 When the platform answers "no" the entry is refused (``NotVerified``: a clear page, nothing is
 created). When it cannot be asked (down, throttling, a timeout, no credentials or token on this
 server) the person is let in as ``unverified``: paired per ``Batch.unverified_pairing`` and asked
-about again before any pay (``recheck``; crowd/payments.py). A positive answer is cached (the
-process cache, ``CACHE_S``) so a reload does not ask again.
+about again before any pay (``recheck``; crowd/payments.py), as a ``pending`` one is. A positive
+answer (``verified``) is cached (the process cache, ``CACHE_S``) so a reload does not ask again.
 """
 from __future__ import annotations
 
@@ -29,6 +47,7 @@ from crowd.entry import EntryRefused
 from crowd.models import Launch
 
 VERIFIED, UNVERIFIED, TRUSTED = "verified", "unverified", "trusted"
+PENDING = "pending"     # MTurk: the assignment exists and is not submitted yet (worker and HIT not confirmed)
 REFUSED = "refused"     # unverified at entry, and the platform said no when asked again
 CACHE_S = 600
 RECHECK_S = 30          # an unverified participant is asked about at most this often (lobby, pay)
@@ -41,7 +60,7 @@ class NotVerified(EntryRefused):
 
 @dataclass(frozen=True)
 class Check:
-    status: str          # verified | unverified | trusted
+    status: str          # verified | pending | unverified | trusted
     note: str = ""       # why unverified (shown to staff), or what the platform said
     active: bool = True  # Prolific: the submission is ACTIVE (a newcomer's must be)
 
@@ -63,6 +82,9 @@ MTURK_REFUSED = ("MTurk does not confirm this assignment for this study ({why}).
            "you accepted on MTurk; if you did, return the HIT and contact the researcher.")
 
 
+MTURK_PENDING = "MTurk confirms the assignment exists; HIT and worker are confirmed once it is submitted"
+
+
 def check_mturk(batch, *, worker_id: str, assignment_id: str, hit_id: str, submit_to: str = "") -> Check:
     if not (assignment_id and hit_id):
         raise NotVerified(MTURK_REFUSED.format(why="the link has no assignment or HIT id"))
@@ -75,9 +97,14 @@ def check_mturk(batch, *, worker_id: str, assignment_id: str, hit_id: str, submi
         answer = mturk.get_assignment(mturk.client(live=_mturk_live(batch, hit_id, submit_to), quick=True),
                                       assignment_id)
     except ClientError as exc:
-        if mturk.error_code(exc) in mturk.UNAVAILABLE:
-            return Check(UNVERIFIED, f"MTurk did not answer: {mturk.error_code(exc)}")
-        raise NotVerified(MTURK_REFUSED.format(why="MTurk does not know it")) from None
+        code, message = mturk.error_code(exc), mturk.error_message(exc)
+        if code in mturk.UNAVAILABLE:
+            return Check(UNVERIFIED, f"MTurk did not answer: {code}")
+        if mturk.assignment_in_progress(exc):
+            return Check(PENDING, MTURK_PENDING)
+        if mturk.assignment_unknown(exc):
+            raise NotVerified(MTURK_REFUSED.format(why="MTurk does not know it")) from None
+        return Check(UNVERIFIED, f"MTurk answered {code}: {message}")
     except BotoCoreError as exc:   # no connection, a timeout, no credentials on this server
         return Check(UNVERIFIED, f"MTurk could not be asked: {type(exc).__name__}")
     a = answer.get("Assignment") or {}
@@ -145,13 +172,34 @@ def record(participant, check: Check) -> list[str]:
     return fields
 
 
-def recheck(participant, *, force: bool = False) -> Check | None:
-    """Ask the platform again about an unverified participant (at most every ``RECHECK_S``
-    unless ``force``); saves and returns what it said, None when not asked. ``NotVerified``
-    propagates (the platform says the participant is not who they said)."""
+def settle_pending(participant, assignment: dict) -> None:
+    """A pending participant's assignment as MTurk lists it once submitted (ListAssignmentsForHIT,
+    crowd/reconcile.py): verified when it names the participant's worker and HIT, refused (with
+    why, for the lab) when not. Saved."""
     from games.models import Participant
 
-    if participant.verification != UNVERIFIED:
+    if participant.verification != PENDING or assignment.get("AssignmentId") != participant.assignment_id:
+        return
+    if assignment.get("HITId") != participant.hit_id:
+        why = "it belongs to another HIT"
+    elif assignment.get("WorkerId") != participant.worker_id:
+        why = "it belongs to another worker"
+    else:
+        fields = record(participant, Check(VERIFIED, assignment.get("AssignmentStatus") or "Submitted"))
+        Participant.objects.filter(pk=participant.pk).update(**{f: getattr(participant, f) for f in fields})
+        return
+    participant.verification, participant.verify_note = REFUSED, MTURK_REFUSED.format(why=why)[:300]
+    Participant.objects.filter(pk=participant.pk).update(verification=REFUSED, verify_tried_at=timezone.now(),
+                                                         verify_note=participant.verify_note)
+
+
+def recheck(participant, *, force: bool = False) -> Check | None:
+    """Ask the platform again about an unverified or pending participant (at most every
+    ``RECHECK_S`` unless ``force``); saves and returns what it said, None when not asked.
+    ``NotVerified`` propagates (the platform says the participant is not who they said)."""
+    from games.models import Participant
+
+    if participant.verification not in (UNVERIFIED, PENDING):
         return None
     tried = participant.verify_tried_at
     if not force and tried and (timezone.now() - tried).total_seconds() < RECHECK_S:

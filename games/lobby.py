@@ -144,6 +144,18 @@ ALREADY_TOOK_PART = ("You have already taken part in this study, with another {w
                      "against you. Your earlier one is kept and reviewed as usual. Thank you!")
 
 
+class AssignmentInUse(crowd_entry.EntryRefused):
+    """The MTurk assignment is held by another worker id's participant in this batch."""
+
+
+ASSIGNMENT_IN_USE = ("This MTurk assignment is already in use in this study, under another worker id. An assignment "
+                     "belongs to one worker, and MTurk confirms whose it is only once it is submitted, so it can be "
+                     "used here once. If you accepted this HIT yourself and opened it from MTurk, please return it "
+                     "(“Return” on MTurk) and write to the researcher with your worker id and assignment id "
+                     "({assignment}): the study staff see who used it and nobody is paid for an assignment that is "
+                     "not theirs.")
+
+
 def _other_assignment(p: Participant, params: EntryParams) -> bool:
     if params.platform == "mturk":
         return params.assignment_id != p.assignment_id
@@ -195,6 +207,41 @@ def _lock_worker(platform: str, worker_id: str) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(digest, "big", signed=True)])
 
 
+def _check_assignment_free(batch: Batch, params: EntryParams, worker_id: str, check) -> None:
+    """One participant per MTurk assignment per batch (issue 21): before submission MTurk confirms
+    only that an assignment exists (crowd/verify.py, ``pending``), not whose it is, so a made-up
+    worker id with someone's real assignment is refused while another worker id holds it. The
+    first holder keeps it; whoever it really belongs to is known, and checked, before any pay.
+    Not when MTurk has named this worker as the assignment's (``verified``): the holder is then
+    the one whose id is wrong, and is refused at pay. Called under the worker's lock, with the
+    assignment's own (taken after the worker's, always in that order)."""
+    if params.platform != "mturk" or not params.assignment_id:
+        return
+    if check is not None and check.status == verify.VERIFIED:
+        return
+    _lock_worker("mturk-assignment", f"{batch.pk}:{params.assignment_id}")
+    held = Participant.objects.filter(batch=batch, platform="mturk", assignment_id=params.assignment_id) \
+        .exclude(worker_id=worker_id).exists()
+    if held:
+        raise AssignmentInUse(ASSIGNMENT_IN_USE.format(assignment=params.assignment_id))
+
+
+def _stronger_claim(p: Participant, params: EntryParams, check) -> bool:
+    """May this browser take the worker's participant from the browser that holds it? Only while
+    the platform has not confirmed the holder's worker id (unverified, or MTurk's pending), and
+    the platform says at least as much of this link: its assignment names this worker
+    (``verified``), or it is a real assignment in progress (``pending``) other than the holder's
+    (a known worker's id entered first with someone else's assignment cannot lock them out; what
+    MTurk says of whichever assignment stays is checked before any pay). The same link from
+    another browser is not a stronger claim: that is the transfer code's case (crowd.identity)."""
+    if p.verification not in (verify.UNVERIFIED, verify.PENDING) or check is None:
+        return False
+    if check.status == verify.VERIFIED:
+        return True
+    return check.status == verify.PENDING and (p.verification == verify.UNVERIFIED
+                                               or params.assignment_id != p.assignment_id)
+
+
 def participant_enter(*, batch: Batch, params: EntryParams, session, client_addr: str = "") -> Participant:
     """The participant for this worker in this batch, created on first entry and bound to this
     browser's ``session``; a re-entry from that browser resumes. The platform is asked first
@@ -222,6 +269,7 @@ def participant_enter(*, batch: Batch, params: EntryParams, session, client_addr
     with transaction.atomic():
         _lock_worker(params.platform, worker_id)
         crowd_studies.check_not_excluded(batch, platform=params.platform, worker_id=worker_id)  # before a participant
+        _check_assignment_free(batch, params, worker_id, check)
         defaults = {"assignment_id": params.assignment_id, "hit_id": params.hit_id, "submit_to": params.submit_to,
                     "study_id": params.study_id, "session_id": params.session_id,
                     "owner_key": identity.new_owner_key(), "browser": _browser_of(session),
@@ -237,10 +285,9 @@ def participant_enter(*, batch: Batch, params: EntryParams, session, client_addr
         identity.session_bind(session, participant)
         return participant
     if not identity.participant_claim(session=session, participant=participant):
-        if not (participant.verification == verify.UNVERIFIED and check is not None
-                and check.status == verify.VERIFIED):
+        if not _stronger_claim(participant, params, check):
             raise OtherBrowser(participant)
-        # the platform vouches for this browser's link, not for the one that entered unverified
+        # the platform vouches for this browser's link at least as much as for the first one's
         participant = identity.participant_takeover(session=session, participant_id=participant.pk)
     if check is not None and participant.verification != check.status:
         Participant.objects.filter(pk=participant.pk).update(

@@ -182,8 +182,10 @@ class Participant(models.Model):
     # The browser this participant is bound to holds the same value in its session (crowd.identity).
     owner_key = models.CharField(max_length=64, blank=True)
     # What the platform said about the worker's id (crowd/verify.py): "verified" (MTurk's assignment
-    # or Prolific's submission names this worker, in this HIT or study), "unverified" (the platform
-    # could not be asked: paired per Batch.unverified_pairing, verified again before pay), "trusted"
+    # or Prolific's submission names this worker, in this HIT or study), "pending" (MTurk: the
+    # assignment exists and is not submitted yet, so its worker and HIT are not confirmed: paired,
+    # verified again before pay), "unverified" (the platform could not be asked: paired per
+    # Batch.unverified_pairing, verified again before pay), "refused" (asked again, it said no), "trusted"
     # (a signed lab link, a demo name); "" for participants made before issue 21 or by code.
     verification = models.CharField(max_length=12, blank=True, default="")
     verified_at = models.DateTimeField(null=True, blank=True)

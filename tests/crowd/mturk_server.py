@@ -3,10 +3,15 @@ records each operation and its parameters, answers in the documented response sh
 told to answer one operation with an error. A server process reaches it through GT_MTURK_ENDPOINT.
 
 It also keeps HITs and their assignments as MTurk does (issue 21): ``accept(worker, hit)`` is a
-worker accepting a HIT (an assignment id of MTurk's 30 capitals and digits), ``submit`` submits it;
-GetAssignment answers only those ({"Assignment", "HIT"}; any other id is MTurk's RequestError
-"does not exist", as for another requester's assignment), ListAssignmentsForHIT pages them by
-status (MaxResults, NextToken). ``down = True`` answers every call 503 ServiceUnavailable, as a
+worker accepting a HIT (an assignment id of MTurk's 30 capitals and digits), ``submit`` submits it.
+GetAssignment answers as MTurk's API 2017-01-17 documents it ("retrieves an assignment with an
+AssignmentStatus value of Submitted, Approved, or Rejected"): a submitted one -> {"Assignment",
+"HIT"}; one accepted and not yet submitted -> HTTP 400 RequestError "This operation can be called
+with a status of: Submitted,Approved,Rejected (...)" (TurkErrorCode
+AWS.MechanicalTurk.InvalidAssignmentState, the shape MTurk gives for an assignment in the wrong
+state); any other id -> RequestError "Assignment ... does not exist." (AssignmentDoesNotExist, as
+for another requester's assignment). ListAssignmentsForHIT pages only Submitted, Approved and
+Rejected ones, by status (MaxResults, NextToken). ``down = True`` answers every call 503 ServiceUnavailable, as a
 platform that is down."""
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PREFIX = "MTurkRequesterServiceV20170117."
+# The Assignment structure's AssignmentStatus: an accepted, unsubmitted assignment has none of these.
+ASSIGNMENT_STATUSES = ("Submitted", "Approved", "Rejected")
 
 
 class MTurkRecorder:
@@ -107,6 +114,10 @@ class MTurkRecorder:
         if a is None:
             return 400, {"__type": "RequestError", "TurkErrorCode": "AWS.MechanicalTurk.AssignmentDoesNotExist",
                          "Message": f"Assignment {p.get('AssignmentId')} does not exist. (1700000000000)"}
+        if a.get("AssignmentStatus") not in ASSIGNMENT_STATUSES:   # accepted, not yet submitted
+            return 400, {"__type": "RequestError", "TurkErrorCode": "AWS.MechanicalTurk.InvalidAssignmentState",
+                         "Message": "This operation can be called with a status of: Submitted,Approved,Rejected "
+                                    "(1700000000000)"}
         hit = self.hits.get(a["HITId"]) or {"HITId": a["HITId"]}
         return 200, {"Assignment": dict(a), "HIT": dict(hit)}
 
@@ -114,7 +125,7 @@ class MTurkRecorder:
         if p.get("HITId") not in self.hits:
             return 400, {"__type": "RequestError", "TurkErrorCode": "AWS.MechanicalTurk.HITDoesNotExist",
                          "Message": f"Hit {p.get('HITId')} does not exist. (1700000000000)"}
-        statuses = p.get("AssignmentStatuses") or ["Submitted", "Approved", "Rejected"]
+        statuses = set(p.get("AssignmentStatuses") or ASSIGNMENT_STATUSES) & set(ASSIGNMENT_STATUSES)
         rows = [dict(a) for a in self.assignments.values()
                 if a["HITId"] == p["HITId"] and a.get("AssignmentStatus") in statuses]
         start = int(p.get("NextToken") or 0)

@@ -65,48 +65,183 @@ def refused(r, status: int = 403) -> str:
 
 
 # ---------------------------------------------------------------------------------------- item 1
-def test_a_made_up_worker_id_is_refused_and_the_real_one_enters(mturk_rec):
-    """The issue's attack: a person enters with an invented id beside their real one. MTurk's
-    assignment names one worker; any other id with it, or an invented assignment, is refused."""
+def test_real_workers_with_accepted_assignments_enter_pending_and_are_paired(mturk_rec):
+    """At entry every real worker's assignment is accepted, not submitted: MTurk's GetAssignment
+    answers RequestError "This operation can be called with a status of: ..." (it retrieves only
+    Submitted, Approved or Rejected ones). That confirms the assignment exists: the worker enters
+    as pending and is paired with another person like a verified one."""
+    b = human_human(slug="pending-pair")
+    hit = launched(mturk_rec, b)
+    w1, w2 = mturk_worker(), mturk_worker()
+    a1, a2 = mturk_rec.accept(w1, hit), mturk_rec.accept(w2, hit)
+    p1 = to_waiting(Client(), mturk_url(b, w1, a1, hit))
+    p2 = to_waiting(Client(), mturk_url(b, w2, a2, hit))
+    for p, a in ((p1, a1), (p2, a2)):
+        assert (p.assignment_id, p.verification, p.verified_at) == (a, verify.PENDING, None)
+        assert "confirmed once it is submitted" in p.verify_note
+    s = lobby.lobby_poll(participant_id=p2.pk)
+    assert s.seat_token
+    assert set(Seat.objects.filter(match_id=s.match_id).values_list("participant_id", flat=True)) == {p1.pk, p2.pk}
+    assert [c["AssignmentId"] for op, c in mturk_rec.calls if op == "GetAssignment"] == [a1, a2]
+
+
+def test_a_made_up_assignment_id_is_refused(mturk_rec):
     b = human_human(slug="made-up")
+    hit = launched(mturk_rec, b)
+    body = refused(Client().get(mturk_url(b, mturk_worker(), "3MADEUPASSIGNMENT000000000001", hit)))
+    assert "MTurk does not confirm this assignment" in body and "MTurk does not know it" in body
+    assert not b.participants.exists()
+
+
+def test_a_made_up_worker_id_with_an_assignment_another_participant_holds_is_refused(mturk_rec):
+    """The issue's attack, one person with two ids: their real worker id and assignment, then an
+    invented worker id with the same (real, accepted) assignment. MTurk cannot say whose an
+    accepted assignment is, but an assignment is used by one participant per batch."""
+    b = human_human(slug="second-id")
     hit = launched(mturk_rec, b)
     real = mturk_worker()
     a = mturk_rec.accept(real, hit)
+    c = Client()
+    p = to_waiting(c, mturk_url(b, real, a, hit))
     body = refused(Client().get(mturk_url(b, mturk_worker(), a, hit)))
-    assert "MTurk does not confirm this assignment" in body and "another worker" in body
-    body = refused(Client().get(mturk_url(b, mturk_worker(), "3MADEUPASSIGNMENT000000000001", hit)))
-    assert "MTurk does not know it" in body
-    assert not b.participants.exists()
-    assert Client().get(mturk_url(b, real, a, hit)).status_code == 302
-    p = Participant.objects.get(batch=b)
-    assert (p.worker_id, p.assignment_id, p.verification) == (real, a, verify.VERIFIED) and p.verified_at
-    gets = [c for op, c in mturk_rec.calls if op == "GetAssignment"]
-    assert [c["AssignmentId"] for c in gets] == [a, "3MADEUPASSIGNMENT000000000001", a]
+    assert "already in use in this study" in body and a in body
+    assert list(b.participants.values_list("pk", flat=True)) == [p.pk]
+    assert c.get(mturk_url(b, real, a, hit)).url == f"/p/{p.token}/"   # the holder's own link resumes
 
 
-def test_an_assignment_of_another_hit_or_batch_is_refused(mturk_rec):
-    b, other = human_human(slug="mine"), human_human(slug="theirs")
+def test_a_made_up_worker_id_that_entered_first_is_caught_before_pay(mturk_rec):
+    """An invented worker id entered first with a real worker's accepted assignment: it holds the
+    assignment (the real worker, second, gets a clear page saying it is in use). Once the
+    assignment is submitted MTurk names its worker: the invented id is not paid, and the lab sees why."""
+    b = human_human(slug="first-fake", pay_cents=150)
+    hit = launched(mturk_rec, b)
+    real, fake = mturk_worker(), mturk_worker()
+    a = mturk_rec.accept(real, hit)
+    forged = to_waiting(Client(), mturk_url(b, fake, a, hit))
+    assert forged.verification == verify.PENDING
+    body = refused(Client().get(mturk_url(b, real, a, hit)))
+    assert "already in use in this study" in body and "write to the researcher" in body
+    Participant.objects.filter(pk=forged.pk).update(state="done", outcome="completed", pay="full", pay_cents=150,
+                                                    exit_reason="completed")
+    forged.refresh_from_db()
+    with pytest.raises(payments.PayRefused, match="not submitted"):   # not yet submitted: nothing to confirm
+        payments.act(forged, PayAction.Kind.APPROVE)
+    mturk_rec.submit(a)   # MTurk now answers the Assignment: it is the real worker's
+    with pytest.raises(payments.PayRefused, match="does not confirm"):
+        payments.act(forged, PayAction.Kind.APPROVE)
+    row = {u.pay_id: u for u in reconcile.unseen(b).rows}[a]   # the review page lists it, and why
+    assert "not confirmed" in row.why and "refused" in row.why and row.worker_id == real
+    forged.refresh_from_db()
+    assert forged.verification == verify.REFUSED and "another worker" in forged.verify_note
+    assert "ApproveAssignment" not in mturk_rec.ops()
+    staff = User.objects.create_superuser("lab", "lab@example.org", "pw")
+    c = Client()
+    c.force_login(staff)
+    assert fake in c.get("/admin/games/participant/?verification=refused").content.decode()
+
+
+def test_the_review_page_settles_pending_participants_from_mturks_listing(mturk_rec):
+    """Once submitted, ListAssignmentsForHIT names each assignment's worker: the review page
+    settles pending participants from it (a forged id is refused there, before anyone approves)."""
+    b = human_human(slug="settle", pay_cents=150)
+    hit = launched(mturk_rec, b)
+    real, fake, other = mturk_worker(), mturk_worker(), mturk_worker()
+    a, a2 = mturk_rec.accept(real, hit), mturk_rec.accept(other, hit)
+    forged = to_waiting(Client(), mturk_url(b, fake, a, hit))
+    honest = to_waiting(Client(), mturk_url(b, other, a2, hit))
+    Participant.objects.filter(pk__in=[forged.pk, honest.pk]).update(
+        state="done", outcome="completed", pay="full", pay_cents=150, exit_reason="completed")
+    mturk_rec.submit(a), mturk_rec.submit(a2)
+    rows = {u.pay_id: u for u in reconcile.unseen(b).rows}
+    assert set(rows) == {a} and "refused" in rows[a].why
+    forged.refresh_from_db(), honest.refresh_from_db()
+    assert (forged.verification, honest.verification) == (verify.REFUSED, verify.VERIFIED)
+    assert "another worker" in forged.verify_note
+    with pytest.raises(payments.PayRefused, match="does not go with its assignment"):
+        payments.act(forged, PayAction.Kind.APPROVE)
+    assert payments.act(honest, PayAction.Kind.APPROVE).status == "sent"
+    assert [c["AssignmentId"] for op, c in mturk_rec.calls if op == "ApproveAssignment"] == [a2]
+
+
+def test_an_assignment_of_another_hit_or_batch(mturk_rec):
+    """Another HIT's assignment with this batch's HIT id: refused once MTurk can say so (submitted),
+    before that let in as pending and refused before pay; a HIT of another batch opens only that one."""
+    b, other = human_human(slug="mine", pay_cents=150), human_human(slug="theirs")
     hit, foreign = launched(mturk_rec, b), launched(mturk_rec, other)
-    w = mturk_worker()
+    w, w2 = mturk_worker(), mturk_worker()
     a_other = mturk_rec.accept(w, foreign)
-    # the assignment of another HIT, with this batch's HIT id
-    assert "another HIT" in refused(Client().get(mturk_url(b, w, a_other, hit)))
-    # a HIT launched for another batch opens only that batch
     assert "another study" in refused(Client().get(mturk_url(b, w, a_other, foreign)))
+    done_elsewhere = mturk_rec.accept(w2, foreign)
+    mturk_rec.submit(done_elsewhere)
+    assert "another HIT" in refused(Client().get(mturk_url(b, w2, done_elsewhere, hit)))
     assert not b.participants.exists()
+    p = to_waiting(Client(), mturk_url(b, w, a_other, hit))   # in progress: MTurk cannot say of which HIT yet
+    assert p.verification == verify.PENDING
+    Participant.objects.filter(pk=p.pk).update(state="done", outcome="completed", pay="full", pay_cents=150)
+    p.refresh_from_db()
+    mturk_rec.submit(a_other)
+    with pytest.raises(payments.PayRefused, match="does not confirm"):
+        payments.act(p, PayAction.Kind.APPROVE)
+    assert Participant.objects.get(pk=p.pk).verification == verify.REFUSED
     assert Client().get(mturk_url(other, w, a_other, foreign)).status_code == 302
+
+
+def test_a_submitted_assignment_names_its_worker_and_is_verified(mturk_rec):
+    """After submission GetAssignment answers the Assignment: another worker id with it is
+    refused, the worker it names is verified (and the answer cached: a second entry does not ask)."""
+    b = human_human(slug="submitted")
+    hit = launched(mturk_rec, b)
+    real = mturk_worker()
+    a = mturk_rec.accept(real, hit)
+    mturk_rec.submit(a)
+    assert "another worker" in refused(Client().get(mturk_url(b, mturk_worker(), a, hit)))
+    c = Client()
+    assert c.get(mturk_url(b, real, a, hit)).status_code == 302
+    p = Participant.objects.get(batch=b)
+    assert p.verification == verify.VERIFIED and p.verified_at
+    assert verify.check_mturk(b, worker_id=real, assignment_id=a, hit_id=hit).note == "cached"
+    assert [op for op, _ in mturk_rec.calls].count("GetAssignment") == 2
+
+
+def test_an_unrecognised_mturk_error_lets_the_worker_in_unverified(mturk_rec):
+    """Never refused on an error we do not recognise: unverified (paired per the batch's
+    unverified_pairing), asked about again before pay."""
+    b = human_human(slug="odd-error")
+    hit = launched(mturk_rec, b)
+    w = mturk_worker()
+    a = mturk_rec.accept(w, hit)
+    mturk_rec.fail["GetAssignment"] = ("RequestError", "Your request could not be handled right now. (1700000000000)")
+    p = to_waiting(Client(), mturk_url(b, w, a, hit))
+    assert p.verification == verify.UNVERIFIED and "could not be handled" in p.verify_note
+    s = lobby.lobby_poll(participant_id=p.pk)   # the batch pairs unverified people with an agent
+    assert [x.kind for x in Seat.objects.filter(match_id=s.match_id)].count(Seat.Kind.HUMAN) == 1
 
 
 def test_a_known_workers_id_cannot_lock_them_out(mturk_rec):
     """The issue's lockout: entering first with a known worker's id made them "open in another
-    browser". Without their assignment the attacker is refused; the worker enters."""
-    b = human_human(slug="lockout")
+    browser". The attacker's own accepted assignment gets them in as pending; the worker, with
+    their own assignment, takes the participant over, and is the one confirmed before pay."""
+    b = human_human(slug="lockout", pay_cents=150)
     hit = launched(mturk_rec, b)
-    victim = mturk_worker()
-    attacker_assignment = mturk_rec.accept(mturk_worker(), hit)
-    refused(Client().get(mturk_url(b, victim, attacker_assignment, hit)))
+    victim, attacker_id = mturk_worker(), mturk_worker()
+    attacker_assignment = mturk_rec.accept(attacker_id, hit)
+    attacker = Client()
+    r = attacker.get(mturk_url(b, victim, attacker_assignment, hit))
+    assert r.status_code == 302 and Participant.objects.get(batch=b).verification == verify.PENDING
     a = mturk_rec.accept(victim, hit)
-    assert Client().get(mturk_url(b, victim, a, hit)).status_code == 302
+    worker = Client()
+    r2 = worker.get(mturk_url(b, victim, a, hit))
+    assert r2.status_code == 302 and r2.url == r.url
+    assert worker.get(r2.url).status_code == 200
+    assert 'id="other-browser"' in attacker.get(r.url).content.decode()
+    p = Participant.objects.get(batch=b)
+    assert p.assignment_id == a and [x["assignment_id"] for x in p.assignments] == [attacker_assignment]
+    # the attacker's assignment is now only another one of the participant; theirs alone is paid
+    Participant.objects.filter(pk=p.pk).update(state="done", outcome="completed", pay="full", pay_cents=150)
+    p.refresh_from_db()
+    mturk_rec.submit(a)
+    assert payments.act(p, PayAction.Kind.APPROVE).status == "sent"
+    assert [c["AssignmentId"] for op, c in mturk_rec.calls if op == "ApproveAssignment"] == [a]
 
 
 def test_a_squatter_let_in_while_mturk_was_down_loses_the_id_to_the_verified_worker(mturk_rec):
@@ -124,7 +259,7 @@ def test_a_squatter_let_in_while_mturk_was_down_loses_the_id_to_the_verified_wor
     r2 = worker.get(mturk_url(b, victim, a, hit))
     assert r2.status_code == 302 and r2.url == r.url
     p = Participant.objects.get(batch=b)
-    assert (p.assignment_id, p.verification) == (a, verify.VERIFIED)
+    assert (p.assignment_id, p.verification) == (a, verify.PENDING)
     assert worker.get(r2.url).status_code == 200
     assert 'id="other-browser"' in squatter.get(r.url).content.decode()   # the squatter lost it
     assert [x["assignment_id"] for x in p.assignments] == ["3INVENTED00000000000000000001"]
@@ -156,13 +291,13 @@ def test_mturk_down_and_unverified_pairing_none_pairs_nobody_then_the_platform_c
     p1 = to_waiting(Client(), mturk_url(b, w1, a1, hit))
     mturk_rec.down = False
     p2 = to_waiting(Client(), mturk_url(b, w2, a2, hit))
-    assert (p1.verification, p2.verification) == (verify.UNVERIFIED, verify.VERIFIED)
+    assert (p1.verification, p2.verification) == (verify.UNVERIFIED, verify.PENDING)
     assert lobby.lobby_poll(participant_id=p2.pk).seat_token is None   # not with the unverified one
     assert lobby.lobby_poll(participant_id=p1.pk).seat_token is None   # nor with an agent
     Participant.objects.filter(pk=p1.pk).update(verify_tried_at=None)   # its next poll asks MTurk again
     s = lobby.lobby_poll(participant_id=p1.pk)
     p1.refresh_from_db()
-    assert p1.verification == verify.VERIFIED and s.seat_token
+    assert p1.verification == verify.PENDING and s.seat_token
     assert set(Seat.objects.filter(match_id=s.match_id).values_list("participant_id", flat=True)) == {p1.pk, p2.pk}
 
 
@@ -377,6 +512,7 @@ def test_the_review_page_lists_what_the_platforms_hold_that_no_finished_particip
     report = reconcile.unseen(b)
     rows = {u.pay_id: u for u in report.rows}
     assert not report.errors and first not in rows
+    assert Participant.objects.get(pk=p.pk).verification == verify.VERIFIED   # settled from MTurk's listing
     assert "another assignment of" in rows[second].why
     assert "not finished" in rows[unfinished].why
     assert "no participant" in rows[never].why and rows[never].worker_id == stranger
@@ -403,6 +539,7 @@ def test_list_assignments_pages_through_every_submitted_one(mturk_rec):
     ids = [mturk_rec.accept(mturk_worker(), hit) for _ in range(130)]
     for a in ids:
         mturk_rec.submit(a)
+    mturk_rec.accept(mturk_worker(), hit)   # accepted, not submitted: MTurk does not list it
     report = reconcile.unseen(b)
     assert sorted(u.pay_id for u in report.rows) == sorted(ids)
     assert [op for op, _ in mturk_rec.calls].count("ListAssignmentsForHIT") == 2
