@@ -84,7 +84,10 @@ def test_warm_up_then_one_forward_pass_for_concurrent_matches(worker, tiny_check
     sha = hashlib.sha256(checkpoint.read_bytes()).hexdigest()
 
     # warm-up first: the queue is alive only once the worker logged "ready" after its warm-up pass
-    wait_until(lambda: liveness.dead_queues(["model.tiny"]) == [], 120, "heartbeating on model.tiny", proc)
+    # (this worker's own "ready" line too: a heartbeat may still be an earlier worker's, killed
+    # before it could take its beat back)
+    wait_until(lambda: read_lines(timings) and liveness.dead_queues(["model.tiny"]) == [], 120,
+               "heartbeating on model.tiny", proc)
     ready = read_lines(timings)[0]
     assert ready["event"] == "ready" and ready["sha256"] == sha and ready["warmup_s"] >= 0
     assert calls.read_text().split() == ["1"]   # the warm-up pass: act_batch on a view the game produced
@@ -185,7 +188,8 @@ def test_the_neural_color_listener_serves_through_the_worker(models_file, tmp_pa
                              "--timings", str(timings)], cwd=ROOT, env={**child_env(), "GT_MODELS_FILE": str(path)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_until(lambda: liveness.dead_queues(["model.neural"]) == [], 120, "heartbeating on model.neural", proc)
+        wait_until(lambda: read_lines(timings) and liveness.dead_queues(["model.neural"]) == [], 120,
+                   "heartbeating on model.neural", proc)
         assert read_lines(timings)[0]["event"] == "ready"
         matches = [colors_match(rounds=2, seed=200 + i, agents={"listener": "neural_listener"})[0] for i in range(3)]
         for i, match in enumerate(matches):
