@@ -1,12 +1,17 @@
 """The registry of named agents: every registered game's ``agents.AGENTS`` list."""
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from dataclasses import replace
 from functools import lru_cache
 
 from agents.base import Agent, AgentSpec
 from games.registry import GAMES
+
+
+log = logging.getLogger(__name__)
 
 
 class UnknownAgent(KeyError):
@@ -55,3 +60,43 @@ def agent_instance(name: str) -> Agent:
         if name not in _built:
             _built[name] = get_agent_spec(name).build()
         return _built[name]
+
+
+def warm_up(names) -> dict[str, float]:
+    """Build the named agents in this process now (:func:`agent_instance`), so that what an agent
+    prepares when it is built (the CoDraw nearest-neighbour agents generate their database of
+    dialogs, seconds of CPU) is ready before its first turn rather than inside it. Returns the
+    seconds each took; an agent that fails to build is logged and left to its first turn."""
+    took: dict[str, float] = {}
+    for name in names:
+        started = time.monotonic()
+        try:
+            agent_instance(name)
+        except Exception:
+            log.exception("agent %s could not be built at warm-up", name)
+            continue
+        took[name] = time.monotonic() - started
+    return took
+
+
+def worker_agents(queues) -> list[str]:
+    """The in-process agents (a game's own, not the models file's) whose queue is in ``queues``."""
+    queues = set(queues)
+    return [name for name, spec in all_agents().items()
+            if spec.model is None and spec.device == "cpu" and spec.queue_name in queues]
+
+
+def warm_up_for_worker(consumer) -> threading.Thread:
+    """``worker_ready`` handler (groundtalk_web/celery.py): build the in-process agents of the
+    queues this worker consumes, in a background thread (the worker answers pings and turns
+    meanwhile; a turn for an agent still being built waits for it, as a first turn did)."""
+    queues = list(consumer.app.amqp.queues.consume_from or consumer.app.amqp.queues)
+    names = worker_agents(queues)
+
+    def run() -> None:
+        took = warm_up(names)
+        log.info("agents warmed up: %s", ", ".join(f"{n} {s:.1f} s" for n, s in took.items()) or "none")
+
+    thread = threading.Thread(target=run, name="gt-agent-warm-up", daemon=True)
+    thread.start()
+    return thread

@@ -23,4 +23,18 @@ def _connect_liveness() -> None:
     worker_shutdown.connect(liveness.stop_for_worker, weak=False)
 
 
+def _connect_warm_up() -> None:
+    """Build the worker's in-process agents when it starts, not in their first turn (the CoDraw
+    nearest-neighbour agents' database: agents.registry.warm_up_for_worker)."""
+    from celery.signals import worker_ready
+
+    def warm(sender=None, **_):
+        from agents.registry import warm_up_for_worker
+
+        warm_up_for_worker(sender)
+
+    worker_ready.connect(warm, weak=False)
+
+
 _connect_liveness()
+_connect_warm_up()

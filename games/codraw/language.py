@@ -353,6 +353,16 @@ def _phrases() -> tuple[dict[tuple[str, ...], tuple[str, object]], int]:
 
 
 @lru_cache(maxsize=1)
+def _phrase_lengths() -> dict[str, tuple[int, ...]]:
+    """For each word a known phrase starts with, the lengths of those phrases, longest first
+    (:func:`lex` tries only these)."""
+    lengths: dict[str, set[int]] = {}
+    for key in _phrases()[0]:
+        lengths.setdefault(key[0], set()).add(len(key))
+    return {word: tuple(sorted(ns, reverse=True)) for word, ns in lengths.items()}
+
+
+@lru_cache(maxsize=1)
 def _fuzzy_names() -> dict[str, tuple[int, ...]]:
     table, _ = _phrases()
     return {key[0]: value for key, (kind, value) in table.items()
@@ -428,7 +438,7 @@ class Tok:
 @lru_cache(maxsize=8192)
 def lex(text: str) -> tuple[Tok, ...]:
     """Greedy longest-phrase tagging of a message (numbers joined: ``1 1/2`` -> 1.5)."""
-    table, longest = _phrases()
+    table, lengths = _phrases()[0], _phrase_lengths()
     words = tokenize(text)
     out: list[Tok] = []
     i = 0
@@ -445,11 +455,12 @@ def lex(text: str) -> tuple[Tok, ...]:
             i += 1
             continue
         match = None
-        for n in range(min(longest, len(words) - i), 0, -1):
-            key = tuple(words[i:i + n])
-            if key in table:
-                match = (table[key], n)
-                break
+        for n in lengths.get(word, ()):               # the phrases starting with this word, longest first
+            if n <= len(words) - i:
+                key = tuple(words[i:i + n])
+                if key in table:
+                    match = (table[key], n)
+                    break
         if match is None:
             fuzzy = None
             if len(word) >= 5 and word.isalpha():
@@ -594,7 +605,32 @@ def _clauses(toks: tuple[Tok, ...]) -> list[list[Tok]]:
 
 def parse(text: str) -> list[Mention]:
     """The mentions of a message with their attributes, in order (relation targets included,
-    flagged ``target_only``)."""
+    flagged ``target_only``). Fresh objects on every call (a copy of the memoised reading:
+    :func:`interpret` sets ``resolved`` on them; nothing else changes a parsed mention)."""
+    memo: dict[int, Mention] = {}
+    return [_copy_mention(mention, memo) for mention in _parsed(text)]
+
+
+def _copy_mention(mention: Mention, memo: dict[int, Mention]) -> Mention:
+    """A copy of ``mention`` whose relation target and ``face_to`` are copies too (one copy per
+    original, so that mentions shared within a message stay shared)."""
+    done = memo.get(id(mention))
+    if done is not None:
+        return done
+    twin = object.__new__(Mention)
+    twin.__dict__.update(mention.__dict__)
+    memo[id(mention)] = twin
+    if twin.relation is not None and twin.relation[1] is not None:
+        twin.relation = (twin.relation[0], _copy_mention(twin.relation[1], memo), twin.relation[2])
+    if twin.face_to is not None:
+        twin.face_to = _copy_mention(twin.face_to, memo)
+    return twin
+
+
+@lru_cache(maxsize=16384)
+def _parsed(text: str) -> tuple[Mention, ...]:
+    """:func:`parse`'s reading of ``text``, memoised (the rule Teller reads ~100 candidate
+    messages back per piece, and a Drawer rereads the whole chat every turn); never handed out."""
     toks = lex(text)
     mentions: list[Mention] = []
     focus: Mention | None = None
@@ -609,7 +645,7 @@ def parse(text: str) -> list[Mention]:
             if not holder.dirs and not holder.distances:
                 holder.dirs, mention.dirs = mention.dirs, []
                 holder.distances, mention.distances = mention.distances, []
-    return mentions
+    return tuple(mentions)
 
 
 def _mention_of(tok: Tok, det: str | None) -> Mention:

@@ -24,6 +24,7 @@ import json
 import math
 import random
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -257,6 +258,13 @@ def parse_scene(text: str | None) -> Scene:
         raise SceneFormatError("a scene string must be text")
     if not text:
         return Scene((), blank=True)
+    return _parse_scene_text(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_scene_text(text: str) -> Scene:
+    """:func:`parse_scene` of a non-empty string, memoised (a Scene is immutable; a match's
+    canvas string is read again on every view and every round's record)."""
     tokens = text.split(",")
     count = _int_token(tokens[0], "piece count")
     n = max(count, 0)

@@ -256,3 +256,24 @@ def test_number_reading():
     assert distance("sun 2\" from bottom") == [("bottom", 2.0)]
     assert distance("sun 3/4 inch from the left and bottom") == [("left", 0.75), ("bottom", 0.75)]
     assert distance("two clouds on the left") == []
+
+
+def test_parse_is_memoised_but_hands_out_fresh_mentions():
+    """parse() reads a text once (the rule Teller reads ~100 candidates back per piece) and
+    returns copies: what interpret sets on them never reaches the next reading, and a relation
+    target stays the same object as the mention it is in the list as."""
+    text = "small dog right of the oak tree, facing left"
+    first = lang.parse(text)
+    target = next(m for m in first if m.relation is not None).relation[1]
+    assert any(m is target for m in first)           # the landmark is one object, listed and related
+    for mention in first:
+        mention.resolved = 99
+    second = lang.parse(text)
+    assert all(m.resolved is None for m in second) and not any(a is b for a, b in zip(first, second))
+    again = next(m for m in second if m.relation is not None).relation[1]
+    assert any(m is again for m in second) and again is not target
+    assert [(m.idxs, m.dirs, m.relation and m.relation[0]) for m in first] == \
+        [(m.idxs, m.dirs, m.relation and m.relation[0]) for m in second]
+    # reading twice draws the same, whatever the first reading was told
+    canvas = lang.interpret_dialog(["big oak tree on the left, facing right"])
+    assert lang.interpret(text, canvas)[0] == lang.interpret(text, canvas)[0]

@@ -1,0 +1,39 @@
+"""In-process agents are built when their Celery worker starts (agents.registry.warm_up_for_worker,
+connected to worker_ready in groundtalk_web/celery.py), not inside their first turn: the CoDraw
+nearest-neighbour agents generate their database of dialogs when built."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from agents import registry
+from games.codraw import agents as codraw_agents
+
+
+def _consumer(queues):
+    return SimpleNamespace(app=SimpleNamespace(amqp=SimpleNamespace(queues=SimpleNamespace(
+        consume_from={q: object() for q in queues}))))
+
+
+def test_a_worker_builds_the_agents_of_its_queues_at_start(monkeypatch):
+    monkeypatch.setattr(registry, "_built", {})
+    assert registry.worker_agents(["agent.codraw_rule_drawer", "agent.codraw_nn_teller", "control"]) == [
+        "codraw_rule_drawer", "codraw_nn_teller"]
+    assert registry.worker_agents(["control"]) == []
+    built = []
+    monkeypatch.setattr(codraw_agents, "database_for", lambda *a, **k: built.append(a) or codraw_agents.Database([]))
+    registry.warm_up_for_worker(_consumer(["agent.codraw_rule_drawer", "agent.codraw_nn_teller"])).join(60)
+    assert set(registry._built) == {"codraw_rule_drawer", "codraw_nn_teller"} and built == [("teller", None, 150)]
+    teller = registry._built["codraw_nn_teller"]
+    assert registry.agent_instance("codraw_nn_teller") is teller and len(built) == 1    # the first turn builds nothing
+
+
+def test_an_agent_that_fails_to_build_is_left_to_its_first_turn(monkeypatch, caplog):
+    monkeypatch.setattr(registry, "_built", {})
+
+    def broken(*a, **k):
+        raise OSError("no database")
+
+    monkeypatch.setattr(codraw_agents, "database_for", broken)
+    took = registry.warm_up(["codraw_nn_drawer", "codraw_rule_teller"])
+    assert list(took) == ["codraw_rule_teller"] and "codraw_nn_drawer" not in registry._built
+    assert "codraw_nn_drawer could not be built" in caplog.text
