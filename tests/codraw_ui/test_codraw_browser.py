@@ -186,7 +186,7 @@ def test_teller_and_drawer_play_a_game(live_server_url, browser):
     # a refused move snaps back and says why
     drawer.evaluate("document.getElementById('tools-error').textContent = ''")
     drawer.evaluate(f"gtCodraw.act({{type: 'update', idx: {other}, x: 5000}})")
-    drawer.wait_for_function("document.getElementById('tools-error').textContent.length > 0")
+    drawer.wait_for_function("() => document.getElementById('tools-error').textContent.length > 0")
     assert "too far off" in drawer.inner_text("#tools-error")
     wait_synced(drawer, match.id)                                      # refused (nothing pending), redrawn
     assert shown(drawer)[other]["x"] == 130 and state(match)["canvas"][str(other)]["x"] == 130
@@ -214,7 +214,7 @@ def test_teller_and_drawer_play_a_game(live_server_url, browser):
     assert teller.locator("#peek:disabled").count() == 1 and "used" in teller.inner_text("#peek")
     teller.evaluate("document.getElementById('tools-error').textContent = ''")
     teller.evaluate("gtCodraw.act({type: 'peek'})")                    # a second peek is refused
-    teller.wait_for_function("document.getElementById('tools-error').textContent.length > 0")
+    teller.wait_for_function("() => document.getElementById('tools-error').textContent.length > 0")
     assert "peek" in teller.inner_text("#tools-error").lower()
     assert state(match)["peek"] == {**state(match)["peek"], "used": True, "open": False}
 
@@ -305,7 +305,7 @@ def png_art_server(tmp_path):
 def test_original_pngs_when_the_server_has_them(png_art_server, browser):
     match, seats = codraw_match(seed=31)
     ctx, teller, errors = open_seat(browser, png_art_server, match, seats["teller"])
-    teller.wait_for_function(f"gtCodraw.shown().length === {len(match.state['target'])}")
+    teller.wait_for_function(f"() => gtCodraw.shown().length === {len(match.state['target'])}")
     for piece in teller.evaluate("gtCodraw.shown()"):
         want = ca.png_name(piece["idx"], next(p["subtype"] for p in match.state["target"] if p["idx"] == piece["idx"]))
         assert piece["src"].endswith(f"/codraw/art/{want}")
@@ -318,7 +318,7 @@ def test_original_pngs_when_the_server_has_them(png_art_server, browser):
     teller.click("#send")
     drawer.wait_for_selector("#turn.mine")
     drag_from_palette(drawer, ca.JENNY, 250, 250)
-    drawer.wait_for_function("gtCodraw.shown().length === 1")
+    drawer.wait_for_function("() => gtCodraw.shown().length === 1")
     jenny = shown(drawer)[ca.JENNY]
     assert (jenny["x"], jenny["y"], jenny["width"], jenny["height"]) == (250, 250, 40, 90)
     assert jenny["src"].endswith("/codraw/art/hb1_2s.png")              # standing, smiling
