@@ -67,7 +67,8 @@ WEAK_KEYS = [
 ]
 
 
-@pytest.mark.parametrize("weak", WEAK_KEYS)
+@pytest.mark.parametrize("weak", WEAK_KEYS, ids=["11 characters", "49 characters", "one character", "four characters",
+                                              "django-insecure prefix"])
 def test_the_full_stack_refuses_a_weak_secret_key(weak):
     """Issue 21, item 8: a SECRET_KEY that ``manage.py check --deploy`` calls weak (security.W009)
     stops every process of the full stack at start-up (uvicorn, workers, manage.py), saying how to
