@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("games", "0015_participant_verification"),
+        ("games", "0013_participant_verification"),
     ]
 
     operations = [
