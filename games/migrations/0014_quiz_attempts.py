@@ -1,7 +1,6 @@
 # Hand-written (issue 21, item 7): one row per onboarding quiz attempt, with the questions drawn for
 # it (seeded per attempt) and the client address it was opened from.
-# Depends on 0015 (issue 21, items 1-3), the games app's latest migration when this was written, so
-# the graph keeps one leaf.
+# Depends on 0013 (issue 21, items 1-3): the graph keeps one leaf.
 import django.db.models.deletion
 from django.db import migrations, models
 
