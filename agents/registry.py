@@ -52,11 +52,19 @@ def get_agent_spec(name: str) -> AgentSpec:
 
 _built: dict[str, Agent] = {}
 _lock = threading.Lock()
+_building: dict[str, threading.Lock] = {}
 
 
 def agent_instance(name: str) -> Agent:
-    """One built agent per name and process (models load once, after the worker starts)."""
+    """One built agent per name and process (models load once, after the worker starts). Each
+    name is built under its own lock: a turn for one agent never waits for another's building
+    (the warm-up at a worker's start builds them one after the other)."""
+    agent = _built.get(name)
+    if agent is not None:
+        return agent
     with _lock:
+        building = _building.setdefault(name, threading.Lock())
+    with building:
         if name not in _built:
             _built[name] = get_agent_spec(name).build()
         return _built[name]

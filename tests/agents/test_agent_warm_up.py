@@ -37,3 +37,30 @@ def test_an_agent_that_fails_to_build_is_left_to_its_first_turn(monkeypatch, cap
     took = registry.warm_up(["codraw_nn_drawer", "codraw_rule_teller"])
     assert list(took) == ["codraw_rule_teller"] and "codraw_nn_drawer" not in registry._built
     assert "codraw_nn_drawer could not be built" in caplog.text
+
+
+def test_a_turn_never_waits_for_another_agent_being_built(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(registry, "_built", {})
+    release, started = threading.Event(), threading.Event()
+
+    def slow(*a, **k):
+        started.set()
+        release.wait(60)
+        return codraw_agents.Database([])
+
+    monkeypatch.setattr(codraw_agents, "database_for", slow)
+    warming = threading.Thread(target=registry.warm_up, args=(["codraw_nn_drawer"],))
+    warming.start()
+    assert started.wait(60)
+    other = threading.Thread(target=registry.agent_instance, args=("codraw_rule_drawer",))
+    other.start()
+    other.join(30)                     # it would block until release with one lock for all names
+    try:
+        assert not other.is_alive() and "codraw_rule_drawer" in registry._built
+        assert warming.is_alive() and "codraw_nn_drawer" not in registry._built
+    finally:
+        release.set()
+        warming.join(60)
+    assert "codraw_nn_drawer" in registry._built
