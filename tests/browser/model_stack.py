@@ -35,6 +35,19 @@ def read_lines(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
 
 
+def acted_turns(path, match_id, count: int, timeout: float = 30.0) -> list[dict]:
+    """The worker's "acted" turn lines for a match, once there are ``count`` of them (or after
+    ``timeout``: the caller's assert then shows what there is). The worker writes a turn's line
+    after the turn's commit, so a test that has seen the move must still wait for its line."""
+    deadline = time.monotonic() + timeout
+    while True:
+        acted = [line for line in read_lines(path) if line.get("event") == "turn"
+                 and line.get("match") == str(match_id) and line.get("result") == "acted"]
+        if len(acted) >= count or time.monotonic() > deadline:
+            return acted
+        time.sleep(0.1)
+
+
 @contextmanager
 def model_worker_stack(tmp_path, monkeypatch, *, entry: str, family: str, label: str):
     """Yield (base url, timings path) with the agent of ``entry`` (one ``[[agent]]`` table of the

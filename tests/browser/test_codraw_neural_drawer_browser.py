@@ -20,7 +20,7 @@ from games.codraw.agents import RuleTeller
 from games.codraw.rules import view_for
 from games.models import Batch, Content, Match, MatchEvent, Seat
 
-from tests.browser.model_stack import SHOTS, enter_paired, model_worker_stack, read_lines, watched_page
+from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, model_worker_stack, read_lines, watched_page
 from tests.browser.sync import wait_painted, wait_synced
 from tests.codraw_ui.test_codraw_browser import final_score_from_db
 from tests.conftest import ROOT
@@ -114,8 +114,7 @@ def test_a_person_describes_a_scene_to_the_neural_drawer_served_by_a_model_worke
     assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
     moves = list(MatchEvent.objects.filter(match=match, actor="drawer").exclude(action=None).order_by("seq"))
     assert moves and all(e.client_action_id.startswith("agent:drawer:") for e in moves)
-    acted = [line for line in read_lines(timings)
-             if line.get("event") == "turn" and line.get("match") == str(match.id) and line.get("result") == "acted"]
+    acted = acted_turns(timings, match.id, len({e.client_action_id for e in moves}))
     assert len(acted) == len({e.client_action_id for e in moves})
     seat = Seat.objects.get(match=match, role="drawer")
     assert seat.agent_name == "codraw_neural_drawer"

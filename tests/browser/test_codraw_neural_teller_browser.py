@@ -22,7 +22,7 @@ from games.codraw.rules import view_for
 from games.models import Batch, Content, Match, MatchEvent, Seat
 
 from tests.browser.sync import wait_painted, wait_synced
-from tests.browser.model_stack import SHOTS, enter_paired, model_worker_stack, read_lines, watched_page
+from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, model_worker_stack, read_lines, watched_page
 from tests.codraw_ui.test_codraw_browser import drag_from_palette, final_score_from_db
 from tests.conftest import ROOT
 
@@ -82,8 +82,8 @@ def test_a_person_draws_what_the_neural_teller_served_by_a_model_worker_describe
     dragged = []
     for round_no in range(1, MAX_ROUNDS + 1):
         # the model's message of this round (or its end of the game) comes
-        page.wait_for_function("n => !document.querySelector('#finished').hidden || "
-                               "(document.querySelector('#turn.mine') && document.querySelectorAll('.msg.theirs').length >= n)",
+        page.wait_for_function("n => !document.querySelector('#finished').hidden || (document.querySelector("
+                               "'#turn.mine') && document.querySelectorAll('.msg.theirs').length >= n)",
                                arg=round_no, timeout=60000)
         if page.locator("#finished:not([hidden])").count():
             break
@@ -127,8 +127,7 @@ def test_a_person_draws_what_the_neural_teller_served_by_a_model_worker_describe
     assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
     sent = list(MatchEvent.objects.filter(match=match, type="message_sent", actor="teller").order_by("seq"))
     assert [e.payload["text"] for e in sent] == messages
-    acted = [line for line in read_lines(timings)
-             if line.get("event") == "turn" and line.get("match") == str(match.id) and line.get("result") == "acted"]
+    acted = acted_turns(timings, match.id, len(messages) + 1)
     assert len(acted) == len(messages) + 1                      # each message, then the end
     assert all(e.client_action_id.startswith("agent:teller:") for e in sent)
     seat = Seat.objects.get(match=match, role="teller")

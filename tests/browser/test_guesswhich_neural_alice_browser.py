@@ -18,7 +18,7 @@ from games.guesswhich.neural_agents import ANSWER_MAX
 from games.guesswhich.rules import C as GW
 from games.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.model_stack import (SHOTS, agent_entry, enter_paired, model_worker_stack, read_lines,
+from tests.browser.model_stack import (SHOTS, acted_turns, agent_entry, enter_paired, model_worker_stack, read_lines,
                                       train_small_alice, watched_page)
 from tests.browser.sync import wait_painted
 
@@ -97,8 +97,7 @@ def test_a_person_plays_guesswhich_with_the_neural_alice_served_by_a_model_worke
     assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
     given = list(MatchEvent.objects.filter(match=match, actor="answerer").exclude(action=None).order_by("seq"))
     assert len(given) == ROUNDS and all(e.client_action_id.startswith("agent:answerer:") for e in given)
-    acted = [line for line in read_lines(timings)
-             if line.get("event") == "turn" and line.get("match") == str(match.id) and line.get("result") == "acted"]
+    acted = acted_turns(timings, match.id, ROUNDS)
     assert len(acted) == ROUNDS
     seat = Seat.objects.get(match=match, role="answerer")
     assert seat.agent_name == "guesswhich_neural_alice"

@@ -18,7 +18,7 @@ from games.clevr.alice import make_alice
 from games.guesswhich.rules import view_for
 from games.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.model_stack import (SHOTS, agent_entry, enter_paired, model_worker_stack, read_lines,
+from tests.browser.model_stack import (SHOTS, acted_turns, agent_entry, enter_paired, model_worker_stack, read_lines,
                                       train_small_alice, watched_page)
 from tests.browser.sync import wait_painted, wait_synced
 
@@ -111,8 +111,7 @@ def test_a_person_answers_the_neural_qbot_served_by_a_model_worker(qbot_stack, a
     assert [e.action["text"] for e in moves if e.action["type"] == "ask"] == seen
     guesses = [e.action["image_id"] for e in moves if e.action["type"] == "guess"]
     assert guesses == outcome["round_guesses"] + outcome["final_clicks"]
-    acted = [line for line in read_lines(timings)
-             if line.get("event") == "turn" and line.get("match") == str(match.id) and line.get("result") == "acted"]
+    acted = acted_turns(timings, match.id, len(moves))
     assert len(acted) == len(moves) == 2 * ROUNDS + outcome["rank"] + 1
     seat = Seat.objects.get(match=match, role="questioner")
     assert seat.agent_name == "guesswhich_neural_qbot"

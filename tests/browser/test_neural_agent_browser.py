@@ -16,7 +16,7 @@ from agents.registry import agent_instance
 from games.colors.rules import view_for
 from games.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.model_stack import SHOTS, enter_paired, model_worker_stack, read_lines, watched_page
+from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, model_worker_stack, read_lines, watched_page
 from tests.browser.sync import wait_painted, wait_synced
 from tests.conftest import ROOT
 
@@ -89,8 +89,7 @@ def test_a_person_plays_the_neural_listener_served_by_a_model_worker(neural_stac
     assert len(clicks) == ROUNDS and {c.actor for c in clicks} == {"listener"}
     # every click is the model's answer: the worker acted on each turn, no fallback stood in
     assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
-    acted = [line for line in read_lines(timings)
-             if line.get("event") == "turn" and line.get("match") == str(match.id) and line.get("result") == "acted"]
+    acted = acted_turns(timings, match.id, len(clicks))
     assert sorted(line["seq"] for line in acted) == [c.seq - 1 for c in clicks]
     assert [c.client_action_id for c in clicks] == [f"agent:listener:{c.seq - 1}" for c in clicks]
     seat = Seat.objects.get(match=match, role="listener")

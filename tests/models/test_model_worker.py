@@ -102,6 +102,8 @@ def test_warm_up_then_one_forward_pass_for_concurrent_matches(worker, tiny_check
         return MatchEvent.objects.filter(match__in=matches, type="color_clicked").count() == N_MATCHES
 
     wait_until(clicked, 60, "answered in every match", proc)
+    # the worker logs a batch after its commit: wait for that line too
+    wait_until(lambda: any(line["event"] == "batch" for line in read_lines(timings)), 30, "the batch logged", proc)
     lines = read_lines(timings)
     batches = [line for line in lines if line["event"] == "batch"]
     assert [b["size"] for b in batches] == [N_MATCHES]   # one act_batch call for the six matches
@@ -197,6 +199,7 @@ def test_the_neural_color_listener_serves_through_the_worker(models_file, tmp_pa
                                client_action_id=f"n{i}")
         wait_until(lambda: MatchEvent.objects.filter(match__in=matches, type="color_clicked").count() == 3, 60,
                    "answered in the three matches", proc)
+        wait_until(lambda: any(b["event"] == "batch" for b in read_lines(timings)), 30, "the batch logged", proc)
         assert [b["size"] for b in read_lines(timings) if b["event"] == "batch"] == [3]
         sha = hashlib.sha256(checkpoint.read_bytes()).hexdigest()
         assert {s.agent_model["checkpoint_sha256"] for s in Seat.objects.filter(match__in=matches, role="listener")} \
