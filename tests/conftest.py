@@ -39,7 +39,8 @@ def child_env() -> dict:
     return env
 
 
-def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Until the server listens; on a loaded machine (stress runs) uvicorn took over 30 s to start."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
