@@ -21,7 +21,7 @@ from django.urls import reverse
 from games.models import Batch, Participant, Seat
 from games.services import match_create
 from tests.crowd import helpers as h
-from tests.crowd.mturk_server import MTurkRecorder
+from tests.crowd.platform_ids import mturk_rec  # noqa: F401 (a fixture: the review page asks MTurk)
 from tests.crowd.test_staff_powers import patterns, url_for, world  # noqa: F401 (a fixture)
 from tests.platform.factories import lab_url
 from tests.research import play
@@ -33,16 +33,6 @@ pytestmark = pytest.mark.django_db
 _addresses = itertools.count(1)
 UNSAFE = ("'unsafe-inline'", "'unsafe-eval'", "'unsafe-hashes'", "'wasm-unsafe-eval'", "*", "data:", "blob:",
           "http:", "https:", "'strict-dynamic'")
-
-
-@pytest.fixture
-def mturk_rec(monkeypatch):
-    """The review page asks MTurk about the batch's HIT: the suite's recording server answers."""
-    with MTurkRecorder() as r:
-        monkeypatch.setenv("GT_MTURK_ENDPOINT", r.url)
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
-        yield r
 
 
 def Client(**kwargs) -> DjangoClient:  # noqa: N802
