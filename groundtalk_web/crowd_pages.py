@@ -6,9 +6,9 @@ site, and the worker plays, and submits, inside that frame. Every other page of 
 
 :func:`crowd_page` marks a view a worker reaches from a platform (``groundtalk_web/urls.py``: the
 entry link, the participant page and its status poll, the game page, partner-gone and the match
-images). :class:`CrowdPageMiddleware`, first in ``settings.MIDDLEWARE`` so that it sees every
-response for those addresses whatever made it (the view, a 404, a rate limit, the database's
-"one moment" page), then
+images). :class:`CrowdPageMiddleware`, in ``settings.MIDDLEWARE`` right after the CSP one, so
+that it sees every response for those addresses whatever made it (the view, a 404, a rate limit,
+the database's "one moment" page), then
 
 * replaces ``X-Frame-Options`` with the Content-Security-Policy's ``frame-ancestors`` and the
   origins of ``settings.GT_FRAME_ANCESTORS`` (MTurk's worker and sandbox sites by default;
