@@ -65,6 +65,9 @@ class Command(BaseCommand):
             agent = NeuralAliceAgent.load(opts["alice"], opts["device"])
         except (ValueError, RuntimeError, OSError) as exc:
             raise CommandError(str(exc)) from None
+        # the fine-tune's checkpoints are loaded and checked before any evaluation: a wrong path or
+        # a checkpoint that is no fine-tune is refused at once, not after minutes of games
+        coop = self.load_cooperative(opts, agent) if self.coop_paths(opts) else None
         trained = agent.meta["training"]       # the majority answer is taken from the same training dialogs
         accuracy = neural_eval.answer_accuracy(agent, dialogs=opts["dialogs"], seed=opts["seed"],
                                                train_dialogs=trained["dialogs"], train_seed=trained["seed"])
@@ -82,8 +85,9 @@ class Command(BaseCommand):
             progress=opts["verbosity"] > 0)
         report = {"accuracy": accuracy, "games": games, "questioners": questioners, "pool_size": opts["pool_size"],
                   "rounds": opts["rounds"], "n_games": opts["games"], "checkpoint_sha256": agent.checkpoint_sha256}
-        if self.coop_paths(opts):
-            report["cooperative"] = self.cooperative(opts, agent, neural_qbot, trained, accuracy["per_type"]["all"])
+        if coop is not None:
+            report["cooperative"] = self.cooperative(opts, agent, neural_qbot, coop, trained,
+                                                     accuracy["per_type"]["all"])
         table = neural_eval.markdown(report)
         header = (f"Checkpoint `{Path(opts['alice']).name}` sha256 `{agent.checkpoint_sha256}`. Command: "
                   f"`python manage.py guesswhich_neural_eval --dialogs {opts['dialogs']} --games {opts['games']} "
@@ -122,10 +126,8 @@ class Command(BaseCommand):
         opts["coop_alice"], opts["coop_qbot"] = COOP_ALICE, COOP_QBOT
         return Path(COOP_ALICE).is_file() and Path(COOP_QBOT).is_file()
 
-    def cooperative(self, opts, supervised, sl_qbot, trained, supervised_agreement: dict) -> dict:
-        """The supervised and the fine-tuned pairs on the same pools, and ALICE's drift."""
-        from games.clevr.qbot import QBot
-        from games.guesswhich import neural_eval
+    def load_cooperative(self, opts, supervised):
+        """The fine-tuned ALICE and QBot, refused (CommandError) unless ALICE is a cooperative fine-tune."""
         from games.guesswhich.neural_agents import NeuralAliceAgent
         from games.guesswhich.neural_qbot import NeuralQBot
 
@@ -140,6 +142,15 @@ class Command(BaseCommand):
         if training["base_sha256"] != supervised.checkpoint_sha256:
             self.stderr.write(f"note: {opts['coop_alice']} was fine-tuned from {training['base']} "
                               f"({training['base_sha256'][:12]}), not from {opts['alice']}.")
+        return alice, qbot
+
+    def cooperative(self, opts, supervised, sl_qbot, coop, trained, supervised_agreement: dict) -> dict:
+        """The supervised and the fine-tuned pairs on the same pools, and ALICE's drift."""
+        from games.clevr.qbot import QBot
+        from games.guesswhich import neural_eval
+
+        alice, qbot = coop
+        training = alice.meta["training"]["cooperative"]
         sl, co = "neural ALICE (supervised)", "neural ALICE (cooperative)"
         pairs = {f"neural QBot + {sl}": (sl_qbot, supervised),
                  f"neural QBot (cooperative) + {co}": (qbot, alice),
