@@ -45,10 +45,14 @@
     box.hidden = false;
   }
 
+  // Answers can arrive out of order (a check after turn_timed_out, another after the partner's
+  // move): only the answer to the latest check is shown, so a stale offer never comes back.
+  let asked = 0;
   function check() {
     if (over || !S) return;
+    const mine = ++asked;
     fetch(`/m/${S.matchId}/turn?seat=${encodeURIComponent(S.token)}`, { credentials: "same-origin" })
-      .then((r) => (r.ok ? r.json() : null)).then(show).catch(() => {});
+      .then((r) => (r.ok ? r.json() : null)).then((data) => { if (mine === asked) show(data); }).catch(() => {});
   }
 
   button.addEventListener("click", () => {
