@@ -408,14 +408,19 @@ def _status(p: Participant, seat: Seat | None = None, away: bool = False) -> Lob
                        waited, p.batch.max_wait_s, p.games_played, p.batch.games_per_worker, away)
 
 
-def lobby_poll(*, participant_id: int) -> LobbyStatus:
+def lobby_poll(*, participant_id: int, gap_s: float | None = None) -> LobbyStatus:
     """Called by the waiting page about once a second: pair this worker if a partner is there,
     give up on the partner after the batch's wait, or report the match it was put in. A worker
-    away too long (games/presence.py) is only told so; a present one is recorded as present."""
+    away too long (games/presence.py) is only told so; a present one is recorded as present.
+
+    ``gap_s``: how long the page itself waited since its previous poll's answer, beyond any wait
+    the server asked of it (the page's own clock; None when it does not say). A page that says it
+    kept polling within the presence limit was there all along, however late its polls reached
+    the server (a loaded server, a slow network): it is not asked "are you still there?"."""
     now = timezone.now()
     p = Participant.objects.select_related("batch").get(pk=participant_id)
     if p.state == Participant.State.WAITING:
-        if presence.is_away(p, now):
+        if presence.is_away(p, now) and not presence.kept_polling(gap_s):
             return _status(p, away=True)
         presence.participant_seen(p.pk, now)   # its own write, before any lock below
         _verify_again(p)                       # unverified: ask the platform again (crowd/verify.py)
@@ -438,7 +443,7 @@ def lobby_poll(*, participant_id: int) -> LobbyStatus:
                 return _wait_unconfirmed(p)
             locked = Participant.objects.select_for_update().filter(pk=p.pk, state=Participant.State.WAITING).first()
             if locked is None:
-                return lobby_poll(participant_id=participant_id)
+                return lobby_poll(participant_id=participant_id, gap_s=gap_s)
             role = roles[p.games_played % len(roles)]
             match = _match_with_agents(batch, {role: locked})
             return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, role=role))

@@ -4,6 +4,7 @@ opens its game does not hold its partner.
 * Presence in the waiting room. Every poll of the waiting page (``lobby.lobby_poll``) writes
   ``Participant.last_seen_at``. A waiting worker not heard from for ``GT_PRESENCE_S`` (since that
   poll, or since they were sent back to wait after a game) is *away*: nobody is paired with them,
+  (unless its page says it kept polling all along: ``kept_polling``, the poll's ``gap`` parameter),
   their wait does not run out, and when their page polls again it asks "are you still there?";
   answering (``lobby.participant_present``) puts them back in the queue with the time they had
   waited while present (the time away does not count).
@@ -56,6 +57,12 @@ def heard_at(p: Participant):
 def is_away(p: Participant, now) -> bool:
     heard = heard_at(p)
     return heard is not None and now - heard > presence_limit()
+
+
+def kept_polling(gap_s: float | None) -> bool:
+    """The page says it polled again within the presence limit of its previous answer (its own
+    clock, server-asked back-offs excluded): its polls were late to arrive, it was not away."""
+    return gap_s is not None and 0 <= gap_s <= settings.GT_PRESENCE_S
 
 
 def present_q(now) -> Q:

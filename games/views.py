@@ -175,6 +175,14 @@ def participant_page(request, token: str):
     return response
 
 
+def _gap_s(value: str | None) -> float | None:
+    """The waiting page's ``gap`` (milliseconds it waited since its previous answer, server-asked
+    back-offs excluded), in seconds; None when absent or not a small whole number."""
+    if not value or not value.isdigit() or len(value) > 9:
+        return None
+    return int(value) / 1000
+
+
 @require_GET
 def participant_status(request, token: str):
     """Polled by the waiting page (rate-limited per address and per participant: lobby_poll may
@@ -185,7 +193,7 @@ def participant_status(request, token: str):
     if not identity.participant_claim(session=request.session, participant=p):
         return crowd_views.other_browser(request, p, as_json=True)
     try:
-        status = lobby.lobby_poll(participant_id=p.pk)
+        status = lobby.lobby_poll(participant_id=p.pk, gap_s=_gap_s(request.GET.get("gap")))
     except lobby.BatchCannotRun as exc:
         return JsonResponse({"state": "unavailable", "error": str(exc), "next_url": f"/p/{p.token}/"}, status=503)
     data = {"state": status.state, "waited_s": round(status.waited_s, 1), "max_wait_s": status.max_wait_s,

@@ -223,11 +223,14 @@ async def _arrive(client: httpx.AsyncClient, base: str, slug: str, lab: str, sta
         await call("POST", url, data={**step, "csrfmiddlewaretoken": csrf}, headers={"Referer": url},
                    follow_redirects=True)
     token = url.rstrip("/").rsplit("/", 1)[-1]
+    gap = ""      # as the waiting page does: how long it waited since its previous answer (ms)
     for _ in range(150):
-        poll = await call("GET", f"{base}/p/{token}/status")
+        poll = await call("GET", f"{base}/p/{token}/status{gap}")
         if poll.status_code == 200 and poll.json().get("play_url"):
             return True
+        answered = time.monotonic()
         await asyncio.sleep(0.3)
+        gap = f"?gap={round(1000 * (time.monotonic() - answered))}"
     return False
 
 

@@ -20,6 +20,7 @@ from django.test import Client
 from django.utils import timezone
 
 from games import lobby, presence
+from games.views import _gap_s as views_gap
 from games.models import Batch, Match, MatchEvent, Participant, Seat
 from games.services import seat_presence
 from games.watchdog import watchdog_sweep
@@ -76,6 +77,29 @@ class TestPresence:
         assert not status.away and status.state == "waiting" and status.waited_s == pytest.approx(5, abs=1)
         c = participant(b, "c")
         assert lobby.lobby_poll(participant_id=c.pk).match_id   # present again: paired
+
+    def test_a_page_that_kept_polling_is_not_taken_for_away_when_its_polls_arrive_late(self):
+        """A loaded server (200 arrivals at once) or a slow network delays the polls of a page that
+        never left: the page says how long it waited since its previous answer (``gap``), and a
+        gap within the presence limit keeps it present; a page that was really away says more."""
+        b = make_batch(slug="late-polls")
+        c = Client()
+        url = c.get(lab_url(b, "ann")).url
+        c.post(url, {"step": "consent", "agree": "yes"})
+        c.post(url, {"step": "ready"})
+        p = Participant.objects.get(token=url.rstrip("/").rsplit("/", 1)[-1])
+        assert c.get(url + "status").json()["away"] is False
+        set_back(p, AWAY)                                   # the server last heard from it long ago
+        assert c.get(url + "status?gap=1000").json()["away"] is False     # it kept polling: present
+        assert Participant.objects.get(pk=p.pk).last_seen_at > timezone.now() - timedelta(seconds=5)
+        partner = participant(b, "bob")
+        assert lobby.lobby_poll(participant_id=partner.pk).match_id       # and paired
+        p2 = participant(b, "cy")
+        lobby.lobby_poll(participant_id=p2.pk)
+        set_back(p2, AWAY)
+        late = f"{1000 * (settings.GT_PRESENCE_S + 5)}"
+        for gap in (None, late, "-5", "x", "9" * 12):    # no claim, a real absence, or nonsense: away
+            assert lobby.lobby_poll(participant_id=p2.pk, gap_s=views_gap(gap)).away, gap
 
     def test_pages_ask_are_you_still_there_and_the_button_answers(self):
         b = make_batch(slug="still")
