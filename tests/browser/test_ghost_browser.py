@@ -91,18 +91,26 @@ def test_a_person_paired_with_a_ghost_is_told_and_goes_on(live_server_url, brows
 
 
 def test_a_person_back_after_a_while_is_asked_are_you_still_there(live_server_url, browser):
-    """The waiting page went quiet (closed, asleep: its last poll is moved back in the database):
-    its next poll shows "Are you still there?", the person is not paired meanwhile, and the button
-    puts them back in the queue."""
+    """The waiting page went quiet (the laptop slept: the page's clock is stopped, then jumps
+    ahead, and its last poll is moved back in the database by as much): its next poll says how long
+    it was gone and shows "Are you still there?", the person is not paired meanwhile, and the
+    button puts them back in the queue. (Only moving the database back is not enough: a page that
+    kept polling says so, and a late poll from a live page is no absence.)"""
     batch = Batch.objects.create(slug="ghost-away", title="away", game_id="colors_v1", config={"rounds": 3},
                                  pairing=Batch.Pairing.HUMAN_HUMAN, max_wait_s=300)
     ctx = browser.new_context(viewport=VIEWPORT)
     page = ctx.new_page()
+    page.clock.install()
     to_waiting_room(page, live_server_url, batch, "ann")
     expect(page.locator("#waiting h1")).to_have_text("Finding you a partner…")
     assert page.locator("#away").is_hidden()
-    quiet = timezone.now() - timedelta(seconds=settings.GT_PRESENCE_S + 30)
+    asleep_s = settings.GT_PRESENCE_S + 30
+    page.clock.pause_at(page.evaluate("Date.now()") + 10)   # asleep: no more polls
+    page.wait_for_timeout(2500)                             # (a poll already on its way lands first)
+    quiet = timezone.now() - timedelta(seconds=asleep_s)
     Participant.objects.filter(batch=batch, worker_id="ann").update(last_seen_at=quiet, waiting_since=quiet)
+    page.clock.fast_forward(asleep_s * 1000)                # awake: the page's clock jumps
+    page.clock.resume()
     expect(page.locator("#away h1")).to_have_text("Are you still there?")
     expect(page).to_have_title(re.compile("^" + re.escape("Are you still there?")))
     page.screenshot(path=str(SCREENS / "ghost-away.png"))
