@@ -2,7 +2,7 @@
 (embedded). The web process never waits on a model: this only enqueues.
 
 Waking an agent is best effort: the broker may be down or may lose the message (a Redis restart
-without persistence). No turn depends on it. The watchdog (games/watchdog.py) finds every match
+without persistence). No turn depends on it. The watchdog (live/watchdog.py) finds every match
 whose agent has been due for longer than its timeout from PostgreSQL alone and lets the agent's
 fallback act.
 """

@@ -7,10 +7,10 @@ queue it consumes (``gt:workers:<queue>``). A queue is alive while some worker w
 restart or a crash comes back well within it). A worker that shuts down cleanly removes itself at
 once; one that is killed ages out.
 
-``games.batches.batch_problems`` asks :func:`dead_queues` for the queues of a batch's agents, so a
+``live.batches.batch_problems`` asks :func:`dead_queues` for the queues of a batch's agents, so a
 batch whose agent has no worker is shown as such in the admin and is not served (home page, entry
 link, lobby). The answer is "unknown" (never "dead") when Redis cannot be read: agents cannot be
-woken then anyway, and the watchdog (games/watchdog.py) lets their fallbacks act from PostgreSQL.
+woken then anyway, and the watchdog (live/watchdog.py) lets their fallbacks act from PostgreSQL.
 With agents in the web process (``GT_AGENT_MODE=inprocess``, the embedded mode) every queue is alive.
 """
 from __future__ import annotations

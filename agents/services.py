@@ -1,4 +1,4 @@
-"""Agent turns through the same service as a human's (``games.services.match_apply_action``)."""
+"""Agent turns through the same service as a human's (``live.services.match_apply_action``)."""
 from __future__ import annotations
 
 import logging
@@ -8,7 +8,7 @@ from agents.registry import agent_instance, get_agent_spec
 from games.base import Event, IllegalAction
 from games.models import Match
 from games.registry import get_game
-from games.services import match_apply_action
+from live.services import match_apply_action
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Celery tasks: thin wrappers named after their services. Queues: ``agent.<name>`` per agent
 (GPU agents on workers started with ``--pool solo``). The agents' watchdog is not a task: it
-runs in every web process (games/watchdog.py), so it fires even when no worker is left."""
+runs in every web process (live/watchdog.py), so it fires even when no worker is left."""
 from celery import shared_task
 
 from agents import services

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/action_cost.py [--actions 300] [--profile]
 
-Runs ``games.services.match_apply_action`` the way the websocket consumer does (one call per
+Runs ``live.services.match_apply_action`` the way the websocket consumer does (one call per
 action, ``close_old_connections()`` before and after it as ``channels.db.database_sync_to_async``
 does) against the benchmark database (``DATABASE_URL``, default ``groundtalk_bench``; it must be
 migrated: run bench/relay.py once) and reports per action: SQL statements, PostgreSQL round trips
@@ -46,7 +46,7 @@ def main() -> None:
 
     from games.colors.content import generate
     from games.models import Match, Seat
-    from games.services import SeatSpec, match_apply_action, match_create
+    from live.services import SeatSpec, match_apply_action, match_create
 
     counts = {"statements": 0, "commits": 0, "health_checks": 0}
 

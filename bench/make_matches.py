@@ -3,7 +3,7 @@
     DATABASE_URL=... REDIS_URL=... python bench/make_matches.py --count 500 --rounds 50 --out FILE
 
 Writes ``[{"match_id", "speaker", "listener"}, ...]`` (seat tokens) as JSON to ``--out``. Every
-match goes through ``games.services.match_create`` (the service a lobby uses); the colour contexts
+match goes through ``live.services.match_create`` (the service a lobby uses); the colour contexts
 are generated once and shared, so creating hundreds of matches takes seconds, not minutes.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ def main() -> None:
     django.setup()
     from games.colors.content import generate
     from games.models import Seat
-    from games.services import SeatSpec, match_create
+    from live.services import SeatSpec, match_create
 
     started = time.monotonic()
     content = generate(12345, {"rounds": args.rounds})

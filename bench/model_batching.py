@@ -11,7 +11,7 @@ configuration (``--batch-sizes``: 64 = batching on with ``--wait-ms``; 1 = batch
 started afresh, waits for its warm-up, and then each N of ``--matches`` is run for ``--duration`` s.
 
 The simulated people are **service-level bots, not websockets**: this process creates N matches
-(speaker: a person's seat, listener: the model) and calls ``games.services.match_apply_action`` for
+(speaker: a person's seat, listener: the model) and calls ``live.services.match_apply_action`` for
 each speaker from a thread pool (``--bot-threads``), exactly what a person's websocket consumer calls
 (the async fast path aside), as soon as it is the speaker's turn: a poller reads every match's
 ``(seq, round)`` every ``--poll-ms`` and a speaker speaks again once the listener has clicked. A
@@ -172,7 +172,7 @@ class Bots:
 
     def _new_match(self, i: int):
         from games.models import Seat
-        from games.services import SeatSpec, match_create
+        from live.services import SeatSpec, match_create
 
         self.seed += 1
         match = match_create(game_id="colors_v1", seed=self.seed, config={"rounds": self.rounds},
@@ -185,7 +185,7 @@ class Bots:
     def _speak(self, slot: dict) -> None:
         from django.db import close_old_connections
 
-        from games.services import IllegalAction, match_apply_action
+        from live.services import IllegalAction, match_apply_action
 
         try:
             close_old_connections()

@@ -1,9 +1,9 @@
 """Benchmark-only ASGI entry: the project's application with the changes named in ``GT_BENCH_PATCHES``.
 
 Used by ``bench/relay.py --patches serial,trace`` to measure a
-change to the server before (or after) it is made in games/consumers.py. Patches (comma-separated):
+change to the server before (or after) it is made in live/consumers.py. Patches (comma-separated):
 
-* ``serial``: a seat's action is awaited inside the message handler, as before games/consumers.py
+* ``serial``: a seat's action is awaited inside the message handler, as before live/consumers.py
   ran actions as tasks; while it waits for PostgreSQL the seat's incoming events (``match_events``)
   wait too. For measuring what running actions as tasks bought.
 * ``trace``: no change in behaviour; times the steps of an action inside each server process and
@@ -15,7 +15,7 @@ import asyncio
 import os
 
 from groundtalk_web.asgi import application  # noqa: F401  (sets Django up)
-from games.consumers import MatchConsumer
+from live.consumers import MatchConsumer
 
 PATCHES = {p for p in os.environ.get("GT_BENCH_PATCHES", "").split(",") if p}
 
@@ -37,8 +37,7 @@ if "trace" in PATCHES:
     import time
     from pathlib import Path
 
-    from games import broadcast, services
-
+    from live import broadcast, services
     _samples: dict[str, list[float]] = {}
     _lock = threading.Lock()
     _out = Path(__file__).resolve().parent / "out" / f"trace-{os.getpid()}.json"
@@ -82,8 +81,7 @@ if "trace" in PATCHES:
 
     # How actions were written: the conditional write on the event loop or in a database thread
     # (written, or refused by the database: the row had moved on), or the locked way in a thread.
-    from games import match_store
-
+    from live import match_store
     _counts = {"conditional on the event loop: written": 0, "conditional on the event loop: refused": 0,
                "conditional in a thread: written": 0, "conditional in a thread: refused": 0,
                "thread calls (locked way, or the thread's conditional try)": 0}

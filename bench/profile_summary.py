@@ -27,7 +27,7 @@ RULES = [
     ("event loop: uvloop C code (I/O, callbacks) or idle", lambda f, p: p.endswith("asyncio/runners.py") or
      (p.endswith("uvloop/__init__.py") and f in ("run", "new_event_loop"))),
     ("wait: broadcast future (thread waits for main loop + Redis publish)",
-     lambda f, p: f == "broadcast_events" and p.endswith("games/broadcast.py")),
+     lambda f, p: f == "broadcast_events" and p.endswith("live/broadcast.py")),
     ("JSON encode/decode", lambda f, p: "/json/" in p),
     ("PostgreSQL: health-check SELECT 1 (CONN_HEALTH_CHECKS)", lambda f, p: f == "is_usable"),
     ("PostgreSQL: psycopg2 calls (send, wait, parse)",

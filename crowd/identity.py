@@ -148,7 +148,7 @@ def transfer_finish(*, session, participant_id: int, code: str) -> Participant:
 
 def participant_takeover(*, session, participant_id: int) -> Participant:
     """Bind an unverified (or pending) participant to this browser, whose link the platform has just confirmed
-    (crowd/verify.py; games.lobby.participant_enter): the browser that entered first with an id
+    (crowd/verify.py; live.lobby.participant_enter): the browser that entered first with an id
     the platform could not confirm loses it, as after a device change."""
     with transaction.atomic():
         p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
@@ -161,8 +161,8 @@ def participant_takeover(*, session, participant_id: int) -> Participant:
 
 def _tell_open_seats(p: Participant) -> None:
     """Sockets of the participant's active seats check again whose they are (the old browser's
-    are closed: games.consumers.MatchConsumer.match_owner_changed)."""
-    from games.broadcast import publish_notice
+    are closed: live.consumers.MatchConsumer.match_owner_changed)."""
+    from live.broadcast import publish_notice
     from games.models import Match, Seat
 
     for seat_id, match_id in Seat.objects.filter(participant=p, match__status=Match.Status.ACTIVE) \

@@ -23,7 +23,7 @@ from crowd import mturk, outcomes, payments, prolific, staff
 from crowd import reconcile
 from crowd.models import BonusRule, Launch, PayAction
 from crowd.staff import LAUNCH_LIVE, LAUNCH_SANDBOX, PAY, REVIEW, staff_permission
-from games import monitor
+from research import monitor
 from games.models import Batch
 
 _ID_LIST = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 40}))

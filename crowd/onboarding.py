@@ -332,7 +332,7 @@ def practice_start(*, participant_id: int):
     Its seat has no participant (the match is no game of the batch: it is not counted, has no
     batch and is left out of the exports); its token is kept on the PracticeRound."""
     from games.models import PracticeRound, Seat
-    from games.services import SeatSpec, match_create
+    from live.services import SeatSpec, match_create
 
     p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
     practice = definition(p.batch.game_id, PRACTICE)

@@ -18,7 +18,7 @@ no_partner           no_partner       waited the batch's ``max_wait_s`` and nobo
 partner_left         partner_left     the partner's browser was gone and this worker ended the game
 partner_inactive     partner_left     the game waited on the partner until the inactivity limit
 partner_timed_out    partner_left     the partner did not take their turn in time (this worker waited)
-partner_never_joined partner_left     the partner never opened the game and the batch ends it (games/presence.py)
+partner_never_joined partner_left     the partner never opened the game and the batch ends it (live/presence.py)
 agent_failed         agent_failed     the agent could not act (its fallback failed) or is not installed
 left_waiting         returned_early   pressed "stop waiting and leave"
 left_match           returned_early   left the game; the partner ended it after the grace period

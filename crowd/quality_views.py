@@ -1,5 +1,5 @@
 """The onboarding quiz and post-game questionnaire pages (thin: parse, call a service, render);
-games.views.participant_page calls these for the ``onboarding`` state and for a finished worker
+live.views.participant_page calls these for the ``onboarding`` state and for a finished worker
 with a questionnaire still to answer."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.conf import settings
 from django.shortcuts import redirect, render
 
 from crowd import onboarding, questionnaire
-from games import ratelimit
+from live import ratelimit
 from games.models import Participant
 
 

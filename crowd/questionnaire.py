@@ -172,7 +172,7 @@ def export_entry(match, *, pseudonymise: bool = True) -> list[dict]:
     (``asked_in_game``; their questions carry ``"asked_in": "game"``), so an item answered in the
     game is in the questionnaire export as before. ``answered_at`` is null for a worker with only
     in-game answers."""
-    from games.selectors import pseudonym
+    from live.selectors import pseudonym
 
     responses = {r.participant_id: r for r in QuestionnaireResponse.objects.filter(match=match).select_related("participant")}
     seats = (Seat.objects.filter(match=match, participant__isnull=False).select_related("participant", "match")

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from crowd import entry, identity, outcomes
 from crowd.staff import RESEARCH, staff_permission
-from games import ratelimit
+from live import ratelimit
 from games.models import Batch, Participant
 
 
@@ -32,7 +32,7 @@ def other_browser(request, participant: Participant | None, *, as_json: bool = F
 @require_http_methods(["GET", "POST"])
 def device_start(request, token: str):
     """On the browser that has the study: a one-time code to continue on another device."""
-    from games.views import _participant
+    from live.views import _participant
 
     p = _participant(token)
     if not identity.participant_claim(session=request.session, participant=p):
@@ -128,7 +128,7 @@ def terms(batch) -> dict:
 def turn_limit_text(batch) -> str:
     """The batch's turn limit in words ("2 minutes"), or "" when it has none (docs/crowd.md)."""
     from games.registry import get_game
-    from games.services import batch_turn_limit
+    from live.services import batch_turn_limit
 
     try:
         limit = batch_turn_limit(batch, get_game(batch.game_id))

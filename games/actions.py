@@ -5,7 +5,7 @@ Every game declares, in ``games/<game>/actions.py``, one model per action type i
 literal as the discriminator) and registers them as ``SCHEMA = ActionSchema(GAME_ID, (...))``;
 ``GameSpec.actions`` (games/registry.py) is that schema. It is the single source for
 
-* validation: ``games.services`` runs :func:`validate_action` on every action, a person's, an
+* validation: ``live.services`` runs :func:`validate_action` on every action, a person's, an
   agent's or the server's own (role ``system``), before the rules see it;
 * the JSON Schema of each game (:meth:`ActionSchema.json_schema`; ``manage.py action_schema``
   writes ``docs/schemas/<game_id>.json``, served at ``/schemas/<game_id>.json``);

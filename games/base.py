@@ -26,8 +26,8 @@ The turn clock (issue 20): a person whose turn it is takes it only with an actio
 for. In the colour game both players may chat at any time, but the speaker's turn is taken by
 describing the target (its first message of the round) and the listener's only by the click;
 chat from the listener, or more chat from the speaker, does not restart the clock.
-:func:`turn_taken` is the one definition the platform uses (games/match_store.py writes the clock,
-games/watchdog.py reads it): an action takes a turn when the acting role was in ``to_act`` and
+:func:`turn_taken` is the one definition the platform uses (live/match_store.py writes the clock,
+live/watchdog.py reads it): an action takes a turn when the acting role was in ``to_act`` and
 the action's type is one of its ``TURN_ACTIONS``, or when the action changed who is to act.
 
 Invariants every rules module keeps (``tests/test_game_contract.py`` checks them for every

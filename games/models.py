@@ -69,7 +69,7 @@ class Batch(models.Model):
     on_timeout = models.CharField(max_length=8, choices=OnTimeout.choices, default=OnTimeout.LEAVE)
     on_partner_absent = models.CharField(
         max_length=8, choices=OnPartnerAbsent.choices, default=OnPartnerAbsent.REQUEUE,
-        help_text="When a paired partner never opens the game (games/presence.py): the worker who came goes back "
+        help_text="When a paired partner never opens the game (live/presence.py): the worker who came goes back "
                   "to the waiting room ahead of everyone, keeping the time already waited, or ends with the pay "
                   "for partner_left.")
     config = models.JSONField(default=dict, blank=True, help_text="Game settings (e.g. rounds).")
@@ -167,8 +167,8 @@ class Participant(models.Model):
     token = models.CharField(max_length=64, unique=True, default=new_token)
     state = models.CharField(max_length=16, choices=State.choices, default=State.CONSENT)
     waiting_since = models.DateTimeField(null=True, blank=True)
-    # The waiting page's last poll (games/lobby.py): a worker not heard from for GT_PRESENCE_S is
-    # not paired, and is asked "are you still there?" on return (games/presence.py).
+    # The waiting page's last poll (live/lobby.py): a worker not heard from for GT_PRESENCE_S is
+    # not paired, and is asked "are you still there?" on return (live/presence.py).
     last_seen_at = models.DateTimeField(null=True, blank=True)
     games_played = models.PositiveIntegerField(default=0)
     completion_code = models.CharField(max_length=32, default=new_code)
@@ -192,7 +192,7 @@ class Participant(models.Model):
     verify_tried_at = models.DateTimeField(null=True, blank=True)
     verify_note = models.CharField(max_length=300, blank=True, default="")
     # The entering browser (a digest of its session key) and client address: two participants who
-    # share either are never paired with each other (games/lobby.py; Batch.allow_shared_address).
+    # share either are never paired with each other (live/lobby.py; Batch.allow_shared_address).
     browser = models.CharField(max_length=64, blank=True, default="")
     client_addr = models.GenericIPAddressField(null=True, blank=True)
     # Every other assignment (or session) the worker came with, oldest first, each
@@ -243,7 +243,7 @@ class Match(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     # When an agent seat became due to act (the last write left it among ``to_act``), else None.
     # Written by every action in the same statement as the snapshot, so the watchdog
-    # (games/watchdog.py) finds a match stuck on an agent from the database alone, whatever
+    # (live/watchdog.py) finds a match stuck on an agent from the database alone, whatever
     # happened to the broker message that asked the agent to act.
     agent_due_since = models.DateTimeField(null=True, blank=True)
     # When the game clock runs out (``config["time_limit_s"]`` after the start), else None.
@@ -254,7 +254,7 @@ class Match(models.Model):
     # The turn clock (issue 20): since when the person (a human seat) the game waits on has been
     # due, restarted only by an action that takes the turn (games.base.turn_taken: chat that is not
     # the awaited move does not); None when no human seat is due or the match has no turn limit.
-    # Written by every action in the same statement as the snapshot (games/match_store.py).
+    # Written by every action in the same statement as the snapshot (live/match_store.py).
     turn_since = models.DateTimeField(null=True, blank=True)
     # From the batch (``Batch.turn_limit_s``, else the game's ``TURN_LIMIT_S``); None: never.
     turn_limit = models.DurationField(null=True, blank=True)
@@ -389,7 +389,7 @@ class QuizAttempt(models.Model):
     seed = models.BigIntegerField()
     drawn = models.JSONField(default=list)
     game_id = models.CharField(max_length=64)
-    client_addr = models.CharField(max_length=64, blank=True, default="")   # games.ratelimit.client_address
+    client_addr = models.CharField(max_length=64, blank=True, default="")   # live.ratelimit.client_address
     counted = models.BooleanField(default=True)       # against the address's limit (not for lab links)
     answers = models.JSONField(null=True, blank=True)  # question id -> the bank's choice index
     correct = models.PositiveIntegerField(null=True, blank=True)

@@ -33,7 +33,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from games.routing import websocket_urlpatterns  # noqa: E402
+from live.routing import websocket_urlpatterns  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +76,7 @@ class GroundTalkASGI:
 
     def _start_watchdog(self) -> None:
         if settings.GT_WATCHDOG_S > 0 and self.watchdog is None:
-            from games import watchdog
-
+            from live import watchdog
             self.watchdog = watchdog.start(asyncio.get_running_loop(), settings.GT_WATCHDOG_S)
 
     async def __call__(self, scope, receive, send):
@@ -112,7 +111,7 @@ application = GroundTalkASGI(ProtocolTypeRouter({
     "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
 }))
 
-import games.consumers  # noqa: E402,F401  (loaded now, so the freeze below covers it)
+import live.consumers  # noqa: E402,F401  (loaded now, so the freeze below covers it)
 from groundtalk_web import gc_tuning  # noqa: E402
 
 log.info(gc_tuning.apply())

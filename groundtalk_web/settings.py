@@ -62,7 +62,7 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 EMBEDDED = not (DATABASE_URL and REDIS_URL)
 
 # Keys (docs/crowd.md, "Keys"). SECRET_KEY signs sessions (a participant's browser binding) and
-# one-time codes; GT_PSEUDONYM_KEY turns worker ids into the pseudonyms of exports (HMAC, games/selectors.py).
+# one-time codes; GT_PSEUDONYM_KEY turns worker ids into the pseudonyms of exports (HMAC, live/selectors.py).
 # Outside the embedded demo (DATABASE_URL or REDIS_URL set) both must be given, and differ: the
 # repository's defaults are public, and with one key a leak of the web server's secret would
 # also undo the pseudonyms of every dataset published.
@@ -172,8 +172,10 @@ INSTALLED_APPS = [
     "channels",
     "csp",
     "games",
+    "live",
     "agents",
     "crowd",
+    "research",
 ]
 
 MIDDLEWARE = [
@@ -231,10 +233,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 if REDIS_URL:
     CHANNEL_LAYER_BACKEND = os.environ.get("GT_CHANNEL_LAYER", "pubsub")
-    # pubsub: channels_redis's pub/sub layer with publishes side by side (games/channel_layer.py);
+    # pubsub: channels_redis's pub/sub layer with publishes side by side (live/channel_layer.py);
     # pubsub-stock: that layer as channels_redis ships it; core: its list-based layer.
     _LAYER_CLASSES = {
-        "pubsub": "games.channel_layer.ConcurrentPublishChannelLayer",
+        "pubsub": "live.channel_layer.ConcurrentPublishChannelLayer",
         "pubsub-stock": "channels_redis.pubsub.RedisPubSubChannelLayer",
         "core": "channels_redis.core.RedisChannelLayer",
     }
@@ -270,7 +272,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "control"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A task taken by a worker that is then killed goes back to the queue after this many seconds
-# (acks_late). Agent timeouts are the watchdog's (games/watchdog.py), not Celery countdowns.
+# (acks_late). Agent timeouts are the watchdog's (live/watchdog.py), not Celery countdowns.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("GT_TASK_VISIBILITY_S", "120"))}
 CELERY_TASK_ALWAYS_EAGER = False
 # A turn running when the broker connection is lost is cancelled and redelivered (agent turns are
@@ -279,7 +281,7 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 
 # Player-facing limits. Websocket: per seat (shared by all its sockets in every process), except
 # the frame cap, which is per connection. HTTP: per client address and, for the waiting-room poll,
-# per participant. Rates of 0 turn a limit off. games/ratelimit.py; docs/operations.md "Rate limits".
+# per participant. Rates of 0 turn a limit off. live/ratelimit.py; docs/operations.md "Rate limits".
 GT_WS_MAX_FRAME = int(os.environ.get("GT_WS_MAX_FRAME", "8192"))
 GT_WS_RATE = float(os.environ.get("GT_WS_RATE", "8"))      # actions per second per seat, sustained
 GT_WS_BURST = int(os.environ.get("GT_WS_BURST", "16"))     # actions in a burst
@@ -311,14 +313,14 @@ GT_RL_REDIS_POOL = env_int("GT_RL_REDIS_POOL", 16, minimum=1)             # conn
 GT_RL_REDIS_TIMEOUT_MS = env_int("GT_RL_REDIS_TIMEOUT_MS", 100, minimum=1)
 GT_RL_PREFIX = os.environ.get("GT_RL_PREFIX", "")   # "" = gt:rl:<database name>:
 GT_PARTNER_GONE_S = int(os.environ.get("GT_PARTNER_GONE_S", "60"))
-# Ghost partners (games/presence.py): a waiting worker whose page has not polled for GT_PRESENCE_S
+# Ghost partners (live/presence.py): a waiting worker whose page has not polled for GT_PRESENCE_S
 # is not paired (and is asked "are you still there?" on return); a paired seat whose page has not
 # connected GT_SEAT_GRACE_S after the match began counts as gone (0: never).
 GT_PRESENCE_S = env_int("GT_PRESENCE_S", 8, minimum=2)
 GT_SEAT_GRACE_S = env_int("GT_SEAT_GRACE_S", 15, minimum=0)
 GT_CODRAW_ART_DIR = os.environ.get("GT_CODRAW_ART_DIR", "")
 
-# The action write path (games/services.py, docs/architecture.md). Off switches are for comparisons
+# The action write path (live/services.py, docs/architecture.md). Off switches are for comparisons
 # (docs/bench.md); the pool is per server process and counts against PostgreSQL's max_connections.
 GT_CONDITIONAL_WRITES = env_bool("GT_CONDITIONAL_WRITES", True)
 GT_ASYNC_WRITES = env_bool("GT_ASYNC_WRITES", True)
@@ -330,7 +332,7 @@ GT_BROADCAST_SNAPSHOT_MAX = env_int("GT_BROADCAST_SNAPSHOT_MAX", 32 * 1024, mini
 # GT_DB_THREADS, plus the event-loop pool (GT_ASYNC_PG_POOL) and Channels' one sync thread.
 GT_HTTP_THREADS = env_int("GT_HTTP_THREADS", 8, minimum=1)
 GT_DB_THREADS = env_int("GT_DB_THREADS", 8, minimum=2)
-# The watchdog's sweep period in seconds (games/watchdog.py); 0 turns it off in this process.
+# The watchdog's sweep period in seconds (live/watchdog.py); 0 turns it off in this process.
 GT_WATCHDOG_S = env_float("GT_WATCHDOG_S", 0.5, minimum=0)
 # A cap on every agent's timeout (seconds) before its fallback acts; unset: each agent's own.
 GT_AGENT_TIMEOUT_S = env_float("GT_AGENT_TIMEOUT_S", 0, minimum=0)

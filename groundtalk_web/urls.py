@@ -5,8 +5,9 @@ from django.templatetags.static import static
 
 from crowd import launch_views
 from crowd import views as crowd_views
-from games import export_page, research_views, views
-from games.clevr import views as clevr_views
+from research import export_page, views as research_views
+from live import views
+from clevr import views as clevr_views
 from games.codraw import views as codraw_views
 from groundtalk_web.crowd_pages import crowd_page
 

@@ -118,8 +118,7 @@ def _close_stray_connections(django_db_setup, django_db_blocker):
     yield
     from django.db import connection
 
-    from games import pg_async
-
+    from live import pg_async
     pg_async.close_all()
     if connection.vendor != "postgresql" or not str(connection.settings_dict["NAME"]).startswith("test_"):
         return

@@ -29,7 +29,7 @@ from agents.registry import all_agents
 from games.hidden import Hidden, leaks, text_leaks
 from games.models import Batch, Match, MatchEvent, Participant, Seat
 from games.registry import GAMES
-from games.services import SeatSpec, match_create
+from live.services import SeatSpec, match_create
 
 STEP_CAP = 400             # moves of both seats before the audit stops a match that does not end
 FRAME_WAIT_S = 30.0        # generous: a loaded machine is slow, never wrong

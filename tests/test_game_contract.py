@@ -122,7 +122,7 @@ def test_rules_and_content_are_pure(game_id):
             elif isinstance(node, ast.ImportFrom) and node.module:
                 imported.add(node.module)
         assert not any(m == "django" or m.startswith("django.") for m in imported), f"{package.name}/{name}"
-        assert not any(m.startswith(("games.models", "games.services", "channels", "celery")) for m in imported)
+        assert not any(m.startswith(("games.models", "live.services", "channels", "celery")) for m in imported)
 
 
 # ------------------------------------------------------------------------------ hidden information

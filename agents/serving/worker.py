@@ -22,7 +22,7 @@ library) directly:
   thus join the next one instead of waiting for windows of their own;
 * each turn is checked against the match as it is now (still active, still at the turn's seq,
   the role still to act; otherwise stale and dropped), the views go to ONE ``act_batch`` call,
-  and each answer is submitted through ``games.services.match_apply_action`` with the turn's
+  and each answer is submitted through ``live.services.match_apply_action`` with the turn's
   ``expected_seq`` (client id ``agent:<role>:<seq>``: a redelivered turn is a no-op);
 * the batch's answers are written in ONE transaction (one commit: on a small server the commits'
   flushes are most of a write's cost; matches in id order so that two workers never wait on each
@@ -214,7 +214,7 @@ class ModelWorker:
 
     # ------------------------------------------------------------------------------- one batch
     def _run_batch(self) -> None:
-        from games import match_store
+        from live import match_store
         from games.models import Match
         from games.registry import get_game
 
@@ -321,7 +321,7 @@ class ModelWorker:
 
         from agents.services import agent_fallback_turn
         from games.base import IllegalAction
-        from games.services import match_apply_action
+        from live.services import match_apply_action
 
         started, acted = time.monotonic(), None
         try:

@@ -52,7 +52,7 @@ STATUSES = ("target", "distr1", "distr2")   # content color index 0, 1, 2
 MAX_MESSAGE_LEN = 140
 N_COLORS = 3
 # Keys of the state no action changes: stored once per match instead of with every action's
-# snapshot (games/match_store.py; the game contract tests check the promise).
+# snapshot (live/match_store.py; the game contract tests check the promise).
 STATIC_STATE_KEYS = ("rounds", "max_message_len", "seed")
 # What takes a turn (games/base.py, the turn clock): the speaker's is taken by describing the target
 # (its first message of the round changes who is to act), the listener's only by the click. Chat

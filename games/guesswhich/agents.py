@@ -1,9 +1,9 @@
 """GuessWhich agents: ALICE versions (answerer) and QBot (questioner), plus ``summarize``.
 
-* ``alice_exact``, ``alice_noisy``, ``alice_weak``: :class:`games.clevr.alice.Alice` versions
+* ``alice_exact``, ``alice_noisy``, ``alice_weak``: :class:`clevr.alice.Alice` versions
   (exact; a wrong answer in 20% of rounds; weaker colour perception), so two can be compared as in
   the paper (mean rank, MRR, Mann-Whitney U).
-* ``qbot``: :class:`games.clevr.qbot.QBot`, information-gain questions and belief-based guesses.
+* ``qbot``: :class:`clevr.qbot.QBot`, information-gain questions and belief-based guesses.
 * ``qbot_random``: the paper's random baseline (random questions, random guesses).
 
 ``summarize(outcomes)`` turns the outcomes of many matches into the numbers the paper reports:
@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import AgentSpec
-from games.clevr.alice import ALICE_VERSIONS, make_alice
-from games.clevr.metrics import coarse_rank_curve, summarize_ranks
-from games.clevr.qbot import QBot
+from clevr.alice import ALICE_VERSIONS, make_alice
+from clevr.metrics import coarse_rank_curve, summarize_ranks
+from clevr.qbot import QBot
 
 GAME_ID = "guesswhich_v1"
 

@@ -1,9 +1,9 @@
 """GuessWhich content: a pool of CLEVR scenes with one secret, and the secret's caption.
 
-``generate(seed, config)`` draws the secret with :func:`games.clevr.scenes.generate_scene`, builds the
-pool with :func:`games.clevr.embedding.build_pool` (distractors sampled on concentric distance bands
+``generate(seed, config)`` draws the secret with :func:`clevr.scenes.generate_scene`, builds the
+pool with :func:`clevr.embedding.build_pool` (distractors sampled on concentric distance bands
 around the secret in embedding space, proportions by ``difficulty``, as in the paper's released
-code), captions the secret with :func:`games.clevr.captions.generate_caption` and precomputes each
+code), captions the secret with :func:`clevr.captions.generate_caption` and precomputes each
 pool image's coarse rank (the secret's position when the pool is sorted by embedding distance from
 that image), so the rules never need the embedding.
 
@@ -23,7 +23,7 @@ Imported CLEVR scenes (``manage.py import_content guesswhich CLEVR_val_scenes.js
 :func:`import_file`): every scene of the file (or of ``start``/``limit``) becomes one item's secret;
 its distractors come from the file's other scenes (a seeded sample of up to ``6 * pool_size``
 candidates, banded by embedding distance as above), its caption from the scene. When the real
-renders are found (:mod:`games.clevr.dataset`) each source carries ``image_path`` (the image
+renders are found (:mod:`clevr.dataset`) each source carries ``image_path`` (the image
 endpoint serves that file; the players' scenes never show it). Items add ``"provenance": {"source":
 "clevr", "file", "sha256", "key": "<secret image_filename>:pool<N>:<difficulty>:seed<S>", "index",
 "seed", "pool_size", "difficulty", "images": folder|None}``.
@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import random
 
-from games.clevr.captions import generate_caption
-from games.clevr.dataset import item_seed, load_dataset
-from games.clevr.embedding import build_pool, coarse_rank_curve
-from games.clevr.scenes import generate_scene
+from clevr.captions import generate_caption
+from clevr.dataset import item_seed, load_dataset
+from clevr.embedding import build_pool, coarse_rank_curve
+from clevr.scenes import generate_scene
 
 DEFAULTS = {"pool_size": 20, "difficulty": "medium"}
 OBJECT_KEYS = ("shape", "color", "size", "material", "3d_coords", "pixel_coords", "rotation")

@@ -31,8 +31,8 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
 from agents.checkpoints import load_model, write_checkpoint
-from games.clevr.alice import CANT_TELL
-from games.clevr.captions import COLORS, MATERIALS, SHAPES, SIZES
+from clevr.alice import CANT_TELL
+from clevr.captions import COLORS, MATERIALS, SHAPES, SIZES
 from games.colors.neural import Vocabulary, pad_batch
 
 FORMAT = "groundtalk.guesswhich_neural"

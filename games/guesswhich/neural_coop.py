@@ -39,7 +39,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from games.clevr.alice import CANT_TELL
+from clevr.alice import CANT_TELL
 from games.guesswhich import content as gw_content
 from games.guesswhich import neural_data
 from games.guesswhich.neural import encode_batch, load_checkpoint, pool_log_probs, pool_tensors, save_checkpoint

@@ -1,10 +1,10 @@
 """CLEVR-Dialog-style dialogs for training the neural ALICE (``guesswhich_neural_alice``).
 
-Each dialog is over a generated CLEVR scene (:func:`games.clevr.scenes.generate_scene`, seeded)
-with its generated caption (:func:`games.clevr.captions.generate_caption`). A questioner asks
+Each dialog is over a generated CLEVR scene (:func:`clevr.scenes.generate_scene`, seeded)
+with its generated caption (:func:`clevr.captions.generate_caption`). A questioner asks
 ``rounds`` questions, each drawn (seeded) from:
 
-* QBot's own candidates (:func:`games.clevr.qbot.candidate_questions`: count / exist / extreme
+* QBot's own candidates (:func:`clevr.qbot.candidate_questions`: count / exist / extreme
   templates, coreference questions "What is its color?", "How many things are to its left?",
   questions about the caption's objects);
 * grounded questions about what is in the scene (an object's attributes, a color or shape that
@@ -13,7 +13,7 @@ with its generated caption (:func:`games.clevr.captions.generate_caption`). A qu
 and then reworded (seeded) with one of a few paraphrases that the grounded ALICE still parses
 ("Is there ..." -> "Do you see ...", "How many ... are there?" -> "How many ... can you see?",
 lower case, no question mark). The answer label is what the exact grounded ALICE
-(:func:`games.clevr.alice.make_alice` ``"alice_exact"``) says, given the dialog so far: so the
+(:func:`clevr.alice.make_alice` ``"alice_exact"``) says, given the dialog so far: so the
 neural ALICE learns to imitate the exact one, refusals ("I can't tell.", "which one do you
 mean?") included.
 
@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import random
 
-from games.clevr import captions as cg
-from games.clevr.alice import make_alice
-from games.clevr.captions import COLORS, MATERIALS, SHAPES, SIZES
-from games.clevr.qbot import candidate_questions
-from games.clevr.scenes import generate_scene
+from clevr import captions as cg
+from clevr.alice import make_alice
+from clevr.captions import COLORS, MATERIALS, SHAPES, SIZES
+from clevr.qbot import candidate_questions
+from clevr.scenes import generate_scene
 
 GENERATOR_VERSION = "gw-dialogs-1"
 SPLIT_OFFSET = {"train": 0, "val": 10_000_000, "test": 20_000_000}   # disjoint scene seeds

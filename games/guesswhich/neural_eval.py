@@ -6,8 +6,8 @@
 2. GuessWhich games through the rules (games/guesswhich/rules.py): the rule QBot asks and guesses,
    the answerer is the exact grounded ALICE, the neural ALICE or the weaker ``alice_weak``; the
    secret's rank in the final phase is summarised as the paper does (mean rank and MRR with
-   bootstrap 95% CIs, :func:`games.clevr.metrics.summarize_ranks`) and each ALICE is compared with
-   the exact one by a two-sided Mann-Whitney U test (:func:`games.clevr.metrics.compare_versions`).
+   bootstrap 95% CIs, :func:`clevr.metrics.summarize_ranks`) and each ALICE is compared with
+   the exact one by a two-sided Mann-Whitney U test (:func:`clevr.metrics.compare_versions`).
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from collections import Counter, defaultdict
 
 from scipy.stats import binomtest
 
-from games.clevr.metrics import compare_versions, summarize_ranks
-from games.clevr.qbot import QBot
+from clevr.metrics import compare_versions, summarize_ranks
+from clevr.qbot import QBot
 from games.guesswhich import content as gw_content
 from games.guesswhich import neural_data, rules
 from games.guesswhich.neural_train import predict

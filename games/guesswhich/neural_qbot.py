@@ -9,7 +9,7 @@ the questioner's view carries (``pool[i].scene``, what it sees in the pictures).
   question_t, dialog before t)`` (an answer outside the model's answer vocabulary tells it
   nothing), recomputed from the view's dialog each turn (the view is the whole memory);
 * asks, among the CLEVR-Dialog question templates the rule QBot draws from
-  (``games.clevr.qbot.candidate_questions``, at most ``candidates`` of them, seeded order), the one
+  (``clevr.qbot.candidate_questions``, at most ``candidates`` of them, seeded order), the one
   whose answer it expects to tell it most about the secret: the mutual information between the
   answer and the image under its belief and its answer model;
 * guesses the image it believes most likely (ruled-out images excluded), and skips the feedback.
@@ -25,7 +25,7 @@ import random
 
 import torch
 
-from games.clevr.qbot import candidate_questions
+from clevr.qbot import candidate_questions
 from games.guesswhich.neural import encode_batch, load_checkpoint
 
 KIND = "guesswhich_neural_qbot"

@@ -16,7 +16,7 @@ from torch import nn
 
 from agents.training import Panel, run_epochs
 from agents.training import plot_history as plot
-from games.clevr.alice import CANT_TELL
+from clevr.alice import CANT_TELL
 from games.colors.neural import Vocabulary
 from games.guesswhich import neural_data
 from games.guesswhich.neural import (Config, NeuralAlice, answer_vocabulary, encode_batch, history_text,

@@ -29,7 +29,7 @@ class Migration(migrations.Migration):
                 choices=[('requeue', 'back to the waiting room, first in the queue'),
                          ('end', 'end with the pay for partner_left')],
                 default='requeue',
-                help_text='When a paired partner never opens the game (games/presence.py): the worker who came '
+                help_text='When a paired partner never opens the game (live/presence.py): the worker who came '
                           'goes back to the waiting room ahead of everyone, keeping the time already waited, or '
                           'ends with the pay for partner_left.',
                 max_length=8),

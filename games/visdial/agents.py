@@ -1,8 +1,8 @@
 """Visual-dialog agents: ALICE as answerer, QBot as questioner.
 
-* ``visdial_alice_exact`` / ``visdial_alice_noisy``: :class:`games.clevr.alice.Alice` (exact; wrong
+* ``visdial_alice_exact`` / ``visdial_alice_noisy``: :class:`clevr.alice.Alice` (exact; wrong
   in 20% of rounds) answering from the scene graph.
-* ``visdial_qbot``: :class:`games.clevr.qbot.QBot`; with no pool to choose from it keeps its
+* ``visdial_qbot``: :class:`clevr.qbot.QBot`; with no pool to choose from it keeps its
   belief over scenes it imagines from the caption and asks the most informative CLEVR-Dialog
   question about them.
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import AgentSpec
-from games.clevr.alice import ALICE_VERSIONS, make_alice
-from games.clevr.qbot import QBot
+from clevr.alice import ALICE_VERSIONS, make_alice
+from clevr.qbot import QBot
 
 GAME_ID = "visdial_v1"
 

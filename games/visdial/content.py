@@ -1,5 +1,5 @@
-"""Visual-dialog content: one CLEVR scene (:func:`games.clevr.scenes.generate_scene`) and a
-CLEVR-Dialog caption of it (:func:`games.clevr.captions.generate_caption`).
+"""Visual-dialog content: one CLEVR scene (:func:`clevr.scenes.generate_scene`) and a
+CLEVR-Dialog caption of it (:func:`clevr.captions.generate_caption`).
 
 Content shape::
 
@@ -8,14 +8,14 @@ Content shape::
 
 Imported CLEVR scenes (``manage.py import_content visdial CLEVR_val_scenes.json``,
 :func:`import_file`): one item per scene (``image_id`` = CLEVR's ``image_index``), captioned from
-its scene graph; with the real renders beside the file (:mod:`games.clevr.dataset`) the item
+its scene graph; with the real renders beside the file (:mod:`clevr.dataset`) the item
 carries ``image_path`` and the answerer sees the real image.
 """
 from __future__ import annotations
 
-from games.clevr.captions import generate_caption
-from games.clevr.dataset import item_seed, load_dataset
-from games.clevr.scenes import generate_scene
+from clevr.captions import generate_caption
+from clevr.dataset import item_seed, load_dataset
+from clevr.scenes import generate_scene
 
 OBJECT_KEYS = ("shape", "color", "size", "material", "3d_coords", "pixel_coords", "rotation")
 

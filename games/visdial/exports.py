@@ -48,8 +48,8 @@ import json
 import random
 from collections import Counter
 
-from games.clevr.captions import COLORS, MATERIALS, SHAPES, SIZES
-from games.exports import model_seats
+from clevr.captions import COLORS, MATERIALS, SHAPES, SIZES
+from research.exports import model_seats
 
 N_OPTIONS = 100
 VISDIAL_ROUNDS = 10   # VisDial dialogs have 10 rounds; its reader pads shorter ones, longer ones break its batches

@@ -6,13 +6,13 @@
 * ``PREDICTIONS.json``: the VisDial challenge's submission shape, a list of
   ``{"image_id": int, "round_id": int (1-based), "ranks": [n_options ints, 1-based]}`` (the rank
   of each answer option, as EvalAI takes it), or the same rows with ``"scores"`` (floats) instead of
-  ``ranks``, turned into ranks by :func:`games.clevr.metrics.scores_to_ranks` (the reference's sort
+  ``ranks``, turned into ranks by :func:`clevr.metrics.scores_to_ranks` (the reference's sort
   position);
 * ``DENSE.json`` (optional): dense relevance as VisDial v1.0 val ships it, a list of
   ``{"image_id", "round_id" (1-based), "gt_relevance": [n_options floats]}``.
 
 The ground truth of each round is its ``gt_index``; R@1/5/10, mean rank and MRR come from
-:func:`games.clevr.metrics.retrieval_metrics`, NDCG from :func:`games.clevr.metrics.ndcg_from_ranks`
+:func:`clevr.metrics.retrieval_metrics`, NDCG from :func:`clevr.metrics.ndcg_from_ranks`
 averaged over the annotated rounds (as ``visdialch/metrics.py``).
 
 A prediction for a dialog or round that is not in the export, a round predicted twice, or ranks
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from games.clevr.metrics import ndcg_from_ranks, retrieval_metrics, scores_to_ranks
+from clevr.metrics import ndcg_from_ranks, retrieval_metrics, scores_to_ranks
 
 
 class ScoringError(ValueError):

@@ -1,4 +1,4 @@
-// The admin's batch builder (games/batch_builder.py): show only the fieldset of the chosen game,
+// The admin's batch builder (research/batch_builder.py): show only the fieldset of the chosen game,
 // so that its roles, agents and settings are the only ones offered. Without this script every
 // game's fieldset shows, and only the chosen game's fields are read. A click on an entry link
 // selects it (an inline onclick would be refused by the Content-Security-Policy).

@@ -207,7 +207,7 @@
   }
 
   /* What a match_aborted event tells this seat, in plain words. A partner who never opened the
-   * game (reason partner_never_joined, games/presence.py): this seat goes on by itself to nextUrl,
+   * game (reason partner_never_joined, live/presence.py): this seat goes on by itself to nextUrl,
    * the waiting room (first in the queue) or the last page, as the batch says. */
   function abortedText(payload, nextUrl) {
     const reason = (payload || {}).reason;

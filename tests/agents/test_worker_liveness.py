@@ -1,5 +1,5 @@
 """A batch whose agent has no live Celery worker is shown as such and not served
-(agents/liveness.py, games/batches.py): a real ``manage.py agent_worker`` on a broker database of
+(agents/liveness.py, live/batches.py): a real ``manage.py agent_worker`` on a broker database of
 its own, started, killed with SIGKILL (it ages out) and stopped cleanly (it leaves at once)."""
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from django.conf import settings
 from django.test import Client, override_settings
 
 from agents import liveness
-from games import lobby
-from games.batches import batch_problems, runnable
+from live import lobby
+from live.batches import batch_problems, runnable
 from games.models import Batch
 
 from ..conftest import ROOT, child_env

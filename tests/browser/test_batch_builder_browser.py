@@ -1,4 +1,4 @@
-"""A researcher builds batches in the admin's batch builder (games/batch_builder.py): only the
+"""A researcher builds batches in the admin's batch builder (research/batch_builder.py): only the
 chosen game's roles, agents and settings are offered, an impossible batch is refused with a clear
 message beside its field, a saved one shows its entry links, and a batch whose agent has no
 worker is shown as one that cannot run."""

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from games.models import Match, Seat
-from games.services import SeatSpec, match_apply_action, match_create
+from live.services import SeatSpec, match_apply_action, match_create
 
 from ..platform.factories import batch as make_batch
 from tests.staff_users import staff_user

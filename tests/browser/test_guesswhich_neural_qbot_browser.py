@@ -14,7 +14,7 @@ import hashlib
 
 import pytest
 
-from games.clevr.alice import make_alice
+from clevr.alice import make_alice
 from games.guesswhich.rules import view_for
 from games.models import Batch, Match, MatchEvent, Seat
 

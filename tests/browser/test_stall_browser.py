@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from games.models import Batch, Participant, Seat
-from games.services import SeatSpec, match_create
+from live.services import SeatSpec, match_create
 from tests.platform.factories import lab_url
 from tests.platform.stall_client import Person
 

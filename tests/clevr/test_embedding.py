@@ -1,15 +1,15 @@
-"""Scene embedding, GuessWhich pools and coarse rank (games/clevr/embedding.py). No database."""
+"""Scene embedding, GuessWhich pools and coarse rank (clevr/embedding.py). No database."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from games.clevr.embedding import (
+from clevr.embedding import (
     BLOCK_WEIGHTS, EMBEDDING_DIM, band_of, build_pool, coarse_rank, coarse_rank_curve, embed,
     embedding_distance, scene_embedding,
 )
-from games.clevr.scenes import (
+from clevr.scenes import (
     compute_relationships, generate_scene, load_image_folder, perturb_scene, scene_fingerprint,
 )
 

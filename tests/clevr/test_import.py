@@ -13,14 +13,14 @@ from django.core.management.base import CommandError
 from django.test import Client
 from PIL import Image
 
-from games.clevr.alice import Alice
-from games.clevr.captions import caption_holds
-from games.clevr.dataset import find_images_folder, load_dataset
-from games.clevr.scenes import SceneFormatError, generate_scene
+from clevr.alice import Alice
+from clevr.captions import caption_holds
+from clevr.dataset import find_images_folder, load_dataset
+from clevr.scenes import SceneFormatError, generate_scene
 from games.guesswhich import content as gw_content
 from games.guesswhich import rules as gw_rules
 from games.models import Batch, Content, Seat
-from games.services import SeatSpec, match_create
+from live.services import SeatSpec, match_create
 from games.visdial import content as vd_content
 from games.visdial import exports as vd_exports
 from games.visdial import rules as vd_rules
@@ -192,7 +192,7 @@ def test_import_content_command(tmp_path):
 
 
 def _play(match, alice, questions):
-    from games.services import match_apply_action
+    from live.services import match_apply_action
 
     for k, q in enumerate(questions):
         match.refresh_from_db()
@@ -209,7 +209,7 @@ def _play(match, alice, questions):
 @pytest.mark.django_db(transaction=True)
 def test_round_trip_import_play_export_with_the_real_render(tmp_path, settings):
     settings.MEDIA_ROOT = str(tmp_path / "media")
-    from games.selectors import match_record
+    from live.selectors import match_record
 
     path = write_clevr(tmp_path, 3, images=True)
     item = vd_content.import_file(path, start=0, limit=1)[0]

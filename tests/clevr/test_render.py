@@ -1,4 +1,4 @@
-"""The CLEVR renderer (games/clevr/render.py). No database."""
+"""The CLEVR renderer (clevr/render.py). No database."""
 from __future__ import annotations
 
 import io
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from games.clevr.render import object_id_map, render_image, render_png, visible_pixel_counts
-from games.clevr.scenes import COLOR_RGB, COLORS, compute_relationships, generate_scene
+from clevr.render import object_id_map, render_image, render_png, visible_pixel_counts
+from clevr.scenes import COLOR_RGB, COLORS, compute_relationships, generate_scene
 
 LUMA = np.array([0.2126, 0.7152, 0.0722])
 

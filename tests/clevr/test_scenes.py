@@ -1,4 +1,4 @@
-"""The CLEVR scene format, generator and importers (games/clevr/scenes.py). No database."""
+"""The CLEVR scene format, generator and importers (clevr/scenes.py). No database."""
 from __future__ import annotations
 
 import copy
@@ -9,8 +9,8 @@ import math
 import pytest
 from PIL import Image
 
-from games.clevr import scenes
-from games.clevr.scenes import (
+from clevr import scenes
+from clevr.scenes import (
     COLORS, MATERIALS, SHAPES, SIZES, SceneFormatError, compute_relationships, footprint_radius,
     footprints_overlap, generate_scene, has_scene_graph, load_clevr_scenes, load_image_folder,
     perturb_scene, project, scene_fingerprint, validate_scene,
@@ -149,7 +149,7 @@ def test_camera_matches_real_clevr_pixel_coords():
 
 
 def test_every_object_is_visible_in_the_frame(generated):
-    from games.clevr.render import visible_pixel_counts
+    from clevr.render import visible_pixel_counts
 
     for sc in generated[:15]:
         counts = visible_pixel_counts(sc, *scenes.VISIBILITY_SIZE)

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from games.management.commands.codraw_neural_eval import BEGIN, END
+from research.management.commands.codraw_neural_eval import BEGIN, END
 
 
 def _train(kind: str, path, *extra) -> str:

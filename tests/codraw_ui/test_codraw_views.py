@@ -12,7 +12,7 @@ from django.test import override_settings
 from games.codraw import clipart as ca
 from games.codraw.render import scene_svg, scenes_row_svg
 from games.codraw.scenes import Piece, Scene, format_scene
-from games.services import SeatSpec, match_apply_action, match_create
+from live.services import SeatSpec, match_apply_action, match_create
 from tests.staff_users import staff_user
 
 

@@ -10,7 +10,7 @@ from django.test import Client
 
 from crowd import payments, reconcile, verify
 from crowd.models import Launch, PayAction
-from games import lobby
+from live import lobby
 from games.models import Batch, Participant, Seat, Study
 from tests.crowd.platform_ids import mturk_rec, mturk_worker, prolific_id, prolific_rec  # noqa: F401 (fixtures)
 from tests.platform.factories import batch as make_batch

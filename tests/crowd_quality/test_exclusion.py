@@ -7,7 +7,7 @@ import hashlib
 import pytest
 from django.test import Client
 
-from games.admin import BatchForm
+from research.admin import BatchForm
 from games.models import Participant, Study
 
 from ..platform.factories import batch as make_batch

@@ -8,8 +8,8 @@ from django.test import Client
 from django.utils.html import escape
 
 from crowd import onboarding
-from games import lobby
-from games.admin import BatchForm
+from live import lobby
+from research.admin import BatchForm
 from games.models import Batch, OnboardingResult, Participant, QuizAttempt
 from games.registry import GAMES
 

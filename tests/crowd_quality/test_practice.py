@@ -11,11 +11,11 @@ import pytest
 from django.test import Client
 
 from crowd import onboarding
-from games import lobby
+from live import lobby
 from games.base import IllegalAction
-from games.exports import run_export
+from research.exports import run_export
 from games.models import Match, OnboardingResult, Participant, PracticeRound
-from games.services import match_apply_action
+from live.services import match_apply_action
 
 from ..platform.factories import batch as make_batch
 from ..platform.factories import lab_url, listener_target
@@ -100,7 +100,7 @@ def test_the_practice_round_gates_pairing_and_is_reused(celery_worker_process):
     practice_ids = {str(r.match_id) for r in PracticeRound.objects.all()}
     assert len(practice_ids) == 3 and str(match.id) in practice_ids and not exported & practice_ids
     # nor counted by the monitor and the agent comparisons
-    from games.monitor import played_matches
+    from research.monitor import played_matches
 
     assert not {m.match_id for m in played_matches(game_id="colors_v1")} & practice_ids
 

@@ -11,9 +11,9 @@ import pytest
 from django.test import Client
 
 from crowd import questionnaire
-from games.exports import run_export
+from research.exports import run_export
 from games.models import Batch, Participant, QuestionnaireResponse, Seat
-from games.selectors import pseudonym
+from live.selectors import pseudonym
 
 from ..platform.factories import batch as make_batch
 from ..platform.factories import lab_url

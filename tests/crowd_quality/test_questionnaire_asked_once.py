@@ -14,11 +14,11 @@ import re
 import pytest
 
 from crowd import questionnaire
-from games.exports import run_export
+from research.exports import run_export
 from games.guesswhich.rules import C
 from games.models import Match, Participant, QuestionnaireResponse, Seat
-from games.selectors import pseudonym
-from games.services import match_apply_action
+from live.selectors import pseudonym
+from live.services import match_apply_action
 
 from ..platform.factories import batch as make_batch
 from .test_questionnaire import me, pair

@@ -228,7 +228,7 @@ class Stack:
         """``n`` colors matches; both seats human, or the speaker an agent. Returns ids and tokens."""
         script = f"""
 import json
-from games.services import SeatSpec, match_create
+from live.services import SeatSpec, match_create
 from games.models import Seat
 out = []
 for _ in range({n}):

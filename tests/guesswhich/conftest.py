@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from games.clevr.captions import generate_caption
-from games.clevr.scenes import DIRECTIONS, compute_relationships, generate_scene, project
+from clevr.captions import generate_caption
+from clevr.scenes import DIRECTIONS, compute_relationships, generate_scene, project
 
 
 def make_obj(shape, color, size, material, x, y):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from games.clevr.alice import CANT_TELL, OUTSIDE, Alice, make_alice, parse_question
-from games.clevr.scenes import generate_scene
+from clevr.alice import CANT_TELL, OUTSIDE, Alice, make_alice, parse_question
+from clevr.scenes import generate_scene
 
 CAPTION = "A large red metal cube is present in the image."
 

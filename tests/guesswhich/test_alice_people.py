@@ -10,8 +10,8 @@ from itertools import combinations
 
 import pytest
 
-from games.clevr.alice import Alice
-from games.clevr.scenes import generate_scene
+from clevr.alice import Alice
+from clevr.scenes import generate_scene
 from tests.guesswhich.conftest import make_obj, make_scene
 
 SHAPES = ("cube", "sphere", "cylinder")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from games.clevr.captions import caption_holds, generate_caption, ground_caption, parse_caption
-from games.clevr.scenes import generate_scene
+from clevr.captions import caption_holds, generate_caption, ground_caption, parse_caption
+from clevr.scenes import generate_scene
 
 
 def test_captions_are_true_and_parse_back_on_many_scenes():

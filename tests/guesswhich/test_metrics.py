@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from games.clevr import metrics
+from clevr import metrics
 
 
 def test_mean_rank_and_mrr():

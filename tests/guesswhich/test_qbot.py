@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from games.clevr.alice import Alice, execute, parse_question, replay
-from games.clevr.metrics import compare_versions, mean_rank
-from games.clevr.qbot import QBot, candidate_questions, consistent, interpret
+from clevr.alice import Alice, execute, parse_question, replay
+from clevr.metrics import compare_versions, mean_rank
+from clevr.qbot import QBot, candidate_questions, consistent, interpret
 from games.guesswhich import agents as gw_agents
 from games.guesswhich import content as gw_content
 from games.guesswhich import rules

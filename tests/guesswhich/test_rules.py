@@ -214,7 +214,7 @@ def test_generated_content_has_a_clean_pool():
     for item in c["pool"]:
         assert set(item["scene"]) == {"image_index", "image_filename", "objects", "relationships", "directions"}
         assert item["scene"]["image_filename"] == f"{item['id']}.png"
-    from games.clevr.captions import caption_holds
+    from clevr.captions import caption_holds
 
     secret_scene = next(p["scene"] for p in c["pool"] if p["id"] == c["secret_id"])
     assert caption_holds(c["caption"], secret_scene)

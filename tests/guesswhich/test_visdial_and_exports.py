@@ -8,8 +8,8 @@ import json
 import pytest
 
 from games.base import IllegalAction
-from games.clevr.alice import Alice
-from games.clevr.qbot import QBot
+from clevr.alice import Alice
+from clevr.qbot import QBot
 from games.guesswhich import exports as gw_exports
 from games.guesswhich import rules as gw_rules
 from games.visdial import content as vd_content

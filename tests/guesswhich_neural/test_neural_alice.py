@@ -8,8 +8,8 @@ import copy
 import pytest
 import torch
 
-from games.clevr.alice import make_alice
-from games.clevr.qbot import QBot
+from clevr.alice import make_alice
+from clevr.qbot import QBot
 from games.guesswhich import content as gw_content
 from games.guesswhich import neural_data, neural_train, rules
 from games.guesswhich.actions import SCHEMA

@@ -13,7 +13,7 @@ import torch
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from games.clevr.alice import make_alice
+from clevr.alice import make_alice
 from games.guesswhich import content as gw_content
 from games.guesswhich import neural_coop, neural_eval, neural_train
 from games.guesswhich.neural import encode_batch, load_checkpoint, pool_log_probs, pool_tensors

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from games.clevr.alice import make_alice
+from clevr.alice import make_alice
 from games.guesswhich import content as gw_content
 from games.guesswhich import neural_eval, neural_train, rules
 from games.guesswhich.neural_qbot import NeuralQBot

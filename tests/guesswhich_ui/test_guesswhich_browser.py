@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from games.guesswhich.rules import C as GW
 from games.models import Match, MatchEvent, Seat
-from games.services import SeatSpec, match_create
+from live.services import SeatSpec, match_create
 
 from ..browser.sync import track_presence, wait_partner_back, wait_synced
 from .conftest import SCREENS

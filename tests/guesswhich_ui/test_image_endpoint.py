@@ -9,10 +9,10 @@ import pytest
 from django.test import Client
 from PIL import Image
 
-from games.clevr import views as clevr_views
-from games.clevr.scenes import load_image_folder
+from clevr import views as clevr_views
+from clevr.scenes import load_image_folder
 from games.models import Match, Seat
-from games.services import SeatSpec, match_create
+from live.services import SeatSpec, match_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

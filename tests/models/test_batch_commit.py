@@ -14,7 +14,7 @@ from django.db import connection
 from agents.serving.family import load_family
 from agents.serving.worker import ModelWorker, Turn
 from games.models import MatchEvent
-from games.services import match_apply_action
+from live.services import match_apply_action
 
 from ..platform.factories import colors_match
 from .conftest import torch_entry

@@ -14,7 +14,7 @@ import pytest
 from agents.services import agent_take_turn
 from games.models import MatchEvent, Seat
 from games.registry import get_game
-from games.services import match_apply_action
+from live.services import match_apply_action
 
 from ..platform.factories import colors_match
 

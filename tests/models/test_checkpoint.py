@@ -13,9 +13,9 @@ from agents.registry import get_agent_spec
 from agents.serving.config import ModelConfigError
 from agents.serving.family import load_family, warm_up
 from agents.services import agent_take_turn
-from games.exports import model_label, model_seats, run_export
+from research.exports import model_label, model_seats, run_export
 from games.models import MatchEvent, Seat
-from games.services import match_apply_action
+from live.services import match_apply_action
 
 from ..platform.factories import colors_match
 from .conftest import torch_entry

@@ -18,9 +18,9 @@ import pytest
 from django.conf import settings
 
 from agents import liveness
-from games.exports import run_export
+from research.exports import run_export
 from games.models import Match, MatchEvent, Seat
-from games.services import match_apply_action
+from live.services import match_apply_action
 
 from ..conftest import ROOT, child_env
 from ..platform.factories import colors_match

@@ -24,7 +24,7 @@ walk(get_resolver().url_patterns)
 from agents.registry import all_agents, get_agent_spec
 assert get_agent_spec("tiny_listener").queue_name == "model.tiny"
 get_agent_spec("tiny_listener").model.seat_record()
-import games.watchdog, games.batches, agents.dispatch, games.exports
+import live.watchdog, live.batches, agents.dispatch, research.exports
 from agents.dispatch import wake_agents
 wake_agents(match_id=uuid.uuid4(), seq=1, roles=["listener"], agent_seats={"listener": "tiny_listener"})
 from agents import liveness

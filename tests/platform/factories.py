@@ -4,7 +4,7 @@ from __future__ import annotations
 import itertools
 
 from games.models import Batch, Participant, Seat
-from games.services import SeatSpec, match_create
+from live.services import SeatSpec, match_create
 
 _n = itertools.count()
 
@@ -41,8 +41,7 @@ def lab_url(b: Batch, name: str) -> str:
 def enter(b: Batch, name: str, session: dict | None = None) -> Participant:
     """A participant entered through ``b``'s lab link, bound to ``session`` (a fresh one unless given)."""
     from crowd.entry import lab_token
-    from games import lobby
-
+    from live import lobby
     return lobby.participant_enter(batch=b, params=lobby.EntryParams("lab", "", lab_token=lab_token(b, name)),
                                    session={} if session is None else session)
 

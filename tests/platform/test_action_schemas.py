@@ -26,7 +26,7 @@ from games.actions import action_json_schema, render_markdown, schema_json, vali
 from games.base import SYSTEM, IllegalAction
 from games.models import Match, MatchEvent, Seat
 from games.registry import GAMES
-from games.services import SeatSpec, match_apply_action, match_create, match_time_up
+from live.services import SeatSpec, match_apply_action, match_create, match_time_up
 
 from .factories import colors_match, listener_target
 
@@ -61,7 +61,7 @@ def test_actions_modules_import_no_django(game_id):
                 imported |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module:
                 imported.add(node.module)
-        assert not any(m == "django" or m.startswith(("django.", "games.models", "games.services", "channels"))
+        assert not any(m == "django" or m.startswith(("django.", "games.models", "live.services", "channels"))
                        for m in imported), path
 
 
@@ -375,8 +375,7 @@ def test_codraw_canvas_actions_and_the_server_s_time_up_are_logged_as_sent():
 def test_the_conditional_write_validates_too():
     from django.test.utils import CaptureQueriesContext
 
-    from games import match_store
-
+    from live import match_store
     match, _ = colors_match()
     match_apply_action(match_id=match.id, role="speaker", action={"type": "chat", "text": "teal"},
                        client_action_id="s1")                 # fills this process's snapshot on commit

@@ -1,4 +1,4 @@
-"""The batch builder (admin BatchForm over games.batches): impossible batches are refused with a
+"""The batch builder (admin BatchForm over live.batches): impossible batches are refused with a
 message naming the problem, and a saved batch that can no longer run is not served."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 import pytest
 from django.test import Client
 
-from games.admin import BatchForm
-from games.batch_builder import as_form_data
-from games.batches import batch_problems
+from research.admin import BatchForm
+from research.batch_builder import as_form_data
+from live.batches import batch_problems
 from games.models import Batch, Participant
 from games.registry import GAMES
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 def form_data(**kw) -> dict:
     """What the admin's batch builder posts: the model's fields, and the chosen game's roles,
-    agents and settings as their own fields (games/batch_builder.py)."""
+    agents and settings as their own fields (research/batch_builder.py)."""
     data = dict(slug="s1", title="t", game_id="colors_v1", pairing="human-agent", human_roles=["listener"],
                 agents={"speaker": "colors_lexicon_speaker"}, games_per_worker=1, max_wait_s=60,
                 inactivity_limit_s=600, on_timeout="leave", on_partner_absent="requeue", config={"rounds": 5},
@@ -115,7 +115,7 @@ def test_settings_are_typed_fields():
 
 
 def test_problems_name_their_field():
-    from games.batches import problems
+    from live.batches import problems
 
     found = problems(game_id="colors_v1", pairing="human-agent", human_roles=["listener"],
                      agents={"speaker": "alice_exact"}, on_timeout="leave",
@@ -128,7 +128,7 @@ def test_problems_name_their_field():
 
 
 def test_existing_batches_stay_valid():
-    from games.management.commands.gt_demo import DEMO_BATCHES
+    from live.management.commands.gt_demo import DEMO_BATCHES
 
     for spec in DEMO_BATCHES:
         assert batch_problems(Batch(**spec)) == [], spec["slug"]

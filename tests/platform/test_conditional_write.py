@@ -1,4 +1,4 @@
-"""The conditional write (games/match_store.py) against PostgreSQL.
+"""The conditional write (live/match_store.py) against PostgreSQL.
 
 An action on the snapshot this process wrote last is one statement that writes only if the match
 row is still at that seq, still active, and the seat has not sent this action id; otherwise nothing
@@ -12,10 +12,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from games import match_store, services
+from live import match_store, services
 from games.base import IllegalAction
 from games.models import Match, MatchEvent
-from games.services import match_abort, match_apply_action, match_replay
+from live.services import match_abort, match_apply_action, match_replay
 
 from .factories import colors_match, listener_target, run_in_threads
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from crowd import identity
 from crowd.entry import lab_token
-from games import lobby
+from live import lobby
 from games.models import Batch, Match, Participant, Seat
 
 from .factories import batch as make_batch

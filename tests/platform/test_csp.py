@@ -19,7 +19,7 @@ from django.test import Client as DjangoClient
 from django.urls import reverse
 
 from games.models import Batch, Participant, Seat
-from games.services import match_create
+from live.services import match_create
 from tests.crowd import helpers as h
 from tests.crowd.platform_ids import mturk_rec  # noqa: F401 (a fixture: the review page asks MTurk)
 from tests.crowd.test_staff_powers import patterns, url_for, world  # noqa: F401 (a fixture)

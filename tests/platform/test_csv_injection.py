@@ -13,9 +13,9 @@ import pytest
 from django.test import Client
 
 from crowd import entry, payments
-from games.exports import run_export
+from research.exports import run_export
 from games.models import Batch, Participant, Seat
-from games.services import SeatSpec, match_apply_action, match_create
+from live.services import SeatSpec, match_apply_action, match_create
 from groundtalk_web import csvsafe
 
 from ..crowd_quality.test_questionnaire import me, pair

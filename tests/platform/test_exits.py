@@ -14,10 +14,10 @@ from django.test import Client
 from django.utils import timezone
 
 from crowd import outcomes
-from games import lobby
-from games.admin import BatchForm
+from live import lobby
+from research.admin import BatchForm
 from games.models import Batch, Match, Participant, Seat
-from games.services import match_abort, match_apply_action, match_end_stalled
+from live.services import match_abort, match_apply_action, match_end_stalled
 
 from ..conftest import ROOT
 from ..crowd.platform_ids import mturk_rec, mturk_worker, prolific_id, prolific_rec  # noqa: F401 (fixtures)
@@ -36,8 +36,7 @@ def written_exit_reasons() -> set[str]:
     services' reason maps and the choices in ``_participants_after_match``."""
     import inspect
 
-    from games import services
-
+    from live import services
     found = set(services.LET_GO_REASONS.values()) | set(services.LAST_GAME_REASONS.values())
     for path in [*Path(ROOT, "games").rglob("*.py"), *Path(ROOT, "crowd").rglob("*.py")]:
         text = path.read_text()
@@ -289,13 +288,13 @@ def test_outcome_defaults_and_overrides():
 
 @pytest.mark.parametrize("on_absent", ["requeue", "end"])
 def test_a_partner_who_never_joins(on_absent):
-    """Paired, but bob's game page never connects (games/presence.py): bob ends as never_joined
+    """Paired, but bob's game page never connects (live/presence.py): bob ends as never_joined
     (returned_early: no pay, no code); ann goes back to the waiting room, or ends with the pay for
     partner_left, as the batch says."""
     from django.conf import settings
 
-    from games.presence import absent_seats_sweep
-    from games.services import seat_presence
+    from live.presence import absent_seats_sweep
+    from live.services import seat_presence
 
     b = make_batch(pay_cents=100, on_partner_absent=on_absent, exit_pay={"partner_left": {"pay": "partial", "cents": 70}})
     (a, ua), (c, uc), match = two_in_a_match(b)

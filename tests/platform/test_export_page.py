@@ -11,9 +11,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.urls import reverse
 
-from games.exports import export_formats
+from research.exports import export_formats
 from games.models import Match, Seat
-from games.services import SeatSpec, match_apply_action, match_create
+from live.services import SeatSpec, match_apply_action, match_create
 from tests.staff_users import staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)   # the stream's writer reads in a thread of its own
@@ -200,7 +200,7 @@ async def test_asgi_streams_asynchronously(async_client, matches):
 
 
 def test_stream_is_chunked_and_a_closed_download_stops_the_writer(matches):
-    from games.exports import ExportStream
+    from research.exports import ExportStream
 
     chunks = list(ExportStream("jsonl", status="all", chunk_bytes=100))
     assert len(chunks) > 3 and all(chunks)

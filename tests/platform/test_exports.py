@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from games.colors.exports import CSV_COLUMNS
-from games.lobby import lobby_poll
+from live.lobby import lobby_poll
 from games.models import Match
-from games.services import match_apply_action
+from live.services import match_apply_action
 
 from .factories import batch as make_batch
 from .factories import participant

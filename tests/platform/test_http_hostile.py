@@ -17,7 +17,7 @@ from django.test import Client as DjangoClient
 
 from games.codraw import clipart as ca
 from games.models import Batch, Match, Participant, Seat
-from games.services import SeatSpec, match_apply_action, match_create
+from live.services import SeatSpec, match_apply_action, match_create
 
 from .factories import batch as make_batch
 from .factories import colors_match
@@ -45,7 +45,7 @@ BAD = ["%00", "a%00b", "%01", "%1f", "%7f", "%09", "%0a", "%0d%0a", "%ff", "%c3%
 
 @pytest.fixture(autouse=True)
 def no_rate_limits(settings):
-    """The fuzz sends thousands of requests from one address: HTTP rate limits (games/ratelimit.py)
+    """The fuzz sends thousands of requests from one address: HTTP rate limits (live/ratelimit.py)
     would answer most of them 429 before a view sees them. Rate 0 means no limit."""
     for name in ("GT_RL_ENTRY_PER_MIN", "GT_RL_STEP_PER_MIN", "GT_RL_POLL_PER_MIN", "GT_RL_PARTICIPANT_POLL_PER_MIN"):
         setattr(settings, name, 0)

@@ -1,4 +1,4 @@
-"""HTTP rate limits per client address and per participant (games/ratelimit.py, games/views.py).
+"""HTTP rate limits per client address and per participant (live/ratelimit.py, live/views.py).
 
 Entry links, the participant page's steps and the waiting-room poll (which may take the batch
 row lock) answer 429 with Retry-After when one address or one participant floods them, before
@@ -16,9 +16,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from games import lobby, ratelimit
+from live import lobby, ratelimit
 from games.models import Participant
-from games.ratelimit import Limiter
+from live.ratelimit import Limiter
 
 from .factories import batch as make_batch
 from .factories import lab_url, participant

@@ -13,9 +13,9 @@ from django.db import close_old_connections, connection
 from django.test import Client
 from django.utils import timezone
 
-from games import lobby
+from live import lobby
 from games.models import Batch, Match, Participant, Seat
-from games.services import match_apply_action
+from live.services import match_apply_action
 
 from ..conftest import ROOT, child_env
 from .factories import batch as make_batch
@@ -161,7 +161,7 @@ def test_many_arrivals_at_once_threads():
 POLLER = """
 import django, os, sys
 django.setup()
-from games import lobby
+from live import lobby
 from games.models import Participant
 ids = [int(x) for x in sys.argv[1].split(",")]
 pending = set(ids)
@@ -189,7 +189,7 @@ def test_many_arrivals_at_once_across_processes():
 
 
 def test_partner_gone_ends_match_only_after_the_grace_period():
-    from games.services import seat_presence
+    from live.services import seat_presence
 
     b = make_batch(slug="gone", games_per_worker=3)
     p1, p2 = participant(b, "stay"), participant(b, "leave")

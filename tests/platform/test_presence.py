@@ -1,4 +1,4 @@
-"""Ghost partners (issue 20, item 2; games/presence.py): only workers whose waiting page is open are
+"""Ghost partners (issue 20, item 2; live/presence.py): only workers whose waiting page is open are
 paired, one who comes back is asked "are you still there?", and a seat that never connects lets its
 partner go on (back to the waiting room first in the queue, or to the last page with the pay for
 ``partner_left``) while its own worker ends as ``returned_early``. Against PostgreSQL, and across
@@ -19,11 +19,11 @@ from django.db import close_old_connections, connection
 from django.test import Client
 from django.utils import timezone
 
-from games import lobby, presence
-from games.views import _gap_s as views_gap
+from live import lobby, presence
+from live.views import _gap_s as views_gap
 from games.models import Batch, Match, MatchEvent, Participant, Seat
-from games.services import seat_presence
-from games.watchdog import watchdog_sweep
+from live.services import seat_presence
+from live.watchdog import watchdog_sweep
 
 from ..conftest import child_env, running_server
 from .factories import batch as make_batch
@@ -158,7 +158,7 @@ class TestNeverConnectedSeat:
         assert (g.exit_reason, g.outcome, g.pay) == ("never_joined", "returned_early", "none")
 
     def test_not_a_ghost_once_connected_or_acted_and_both_absent_both_end(self):
-        from games.services import match_apply_action
+        from live.services import match_apply_action
 
         b = make_batch()
         _, _, connected, mine, theirs = paired(b, "s1", "g1")
@@ -182,7 +182,7 @@ class TestNeverConnectedSeat:
         p = participant(b)
         status = lobby.lobby_poll(participant_id=p.pk)
         # a match a tool made with its own participants (never in the waiting room), e.g. an audit
-        from games.services import SeatSpec, match_create
+        from live.services import SeatSpec, match_create
 
         tool = make_batch()
         seats = {role: SeatSpec(Seat.Kind.HUMAN, participant=Participant.objects.create(
@@ -300,7 +300,7 @@ async def _until_aborted(ws, timeout: float) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         frame = json.loads(await asyncio.wait_for(ws.recv(), max(0.1, deadline - time.monotonic())))
-        for ev in frame.get("events") or []:   # joined and events frames (games/consumers.py)
+        for ev in frame.get("events") or []:   # joined and events frames (live/consumers.py)
             if ev["type"] == "match_aborted":
                 return ev
 

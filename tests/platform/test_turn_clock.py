@@ -13,13 +13,13 @@ from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
-from games import lobby
-from games.admin import BatchForm
+from live import lobby
+from research.admin import BatchForm
 from games.base import turn_taken
 from games.models import Batch, Match, MatchEvent, Seat
 from games.registry import GAMES, get_game
-from games.services import SeatSpec, match_abort, match_apply_action, match_create, match_end_stalled
-from games.watchdog import watchdog_sweep
+from live.services import SeatSpec, match_abort, match_apply_action, match_create, match_end_stalled
+from live.watchdog import watchdog_sweep
 
 from .factories import batch as make_batch
 from .factories import colors_match, listener_target

@@ -1,4 +1,4 @@
-"""The watchdog (games/watchdog.py) moves matches on from the database alone: an agent overdue
+"""The watchdog (live/watchdog.py) moves matches on from the database alone: an agent overdue
 past its timeout gets its fallback, a game clock that ran out ends the match, a match no agent
 can play is aborted. The agent's clock starts when it became due and a human's action does not
 restart it."""
@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from agents.registry import get_agent_spec
 from games.models import Match, MatchEvent
-from games.services import match_apply_action
-from games.watchdog import watchdog_sweep
+from live.services import match_apply_action
+from live.watchdog import watchdog_sweep
 
 from .factories import colors_match
 
@@ -119,7 +119,7 @@ def test_a_game_clock_that_ran_out_ends_the_match():
 
 def test_codraws_clock_ends_the_match_through_its_rules():
     from games.models import Seat
-    from games.services import SeatSpec, match_create
+    from live.services import SeatSpec, match_create
 
     match = match_create(game_id="codraw_v1", seats={r: SeatSpec(Seat.Kind.HUMAN) for r in ("teller", "drawer")},
                          seed=3, config={"time_limit_s": 60})
@@ -142,7 +142,7 @@ def test_an_agent_within_its_timeout_is_left_alone():
 def test_an_abandoned_match_of_every_game_ends_after_its_inactivity_limit(game_id):
     from games.models import Participant, Seat
     from games.registry import get_game
-    from games.services import SeatSpec, match_create
+    from live.services import SeatSpec, match_create
 
     from .factories import batch as make_batch
     from .factories import enter
@@ -172,7 +172,7 @@ def test_an_abandoned_match_of_every_game_ends_after_its_inactivity_limit(game_i
 
 def test_a_batch_without_an_inactivity_limit_never_aborts_for_it():
     from games.models import Seat
-    from games.services import SeatSpec, match_create
+    from live.services import SeatSpec, match_create
 
     from .factories import batch as make_batch
 
@@ -184,8 +184,8 @@ def test_a_batch_without_an_inactivity_limit_never_aborts_for_it():
 
 def test_a_timed_out_match_is_exported_only_when_asked_for():
     from games.models import Seat
-    from games.selectors import export_matches
-    from games.services import SeatSpec, match_create, match_time_up
+    from live.selectors import export_matches
+    from live.services import SeatSpec, match_create, match_time_up
 
     match = match_create(game_id="codraw_v1", seed=4, seats={r: SeatSpec(Seat.Kind.HUMAN) for r in ("teller", "drawer")})
     match_time_up(match_id=match.id)

@@ -1,9 +1,9 @@
-"""Real matches of each game, played through the one write path (games.services), for the monitor's
+"""Real matches of each game, played through the one write path (live.services), for the monitor's
 tests (unit and browser)."""
 from __future__ import annotations
 
 from games.models import Match, Seat
-from games.services import SeatSpec, match_apply_action, match_create
+from live.services import SeatSpec, match_apply_action, match_create
 
 
 def seats(roles, agents: dict | None = None) -> dict:

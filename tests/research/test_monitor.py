@@ -1,4 +1,4 @@
-"""The monitor's numbers (games/monitor.py) and its staff views (games/research_views.py)."""
+"""The monitor's numbers (research/monitor.py) and its staff views (research/views.py)."""
 from __future__ import annotations
 
 import io
@@ -10,8 +10,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from scipy import stats
 
-from games import monitor
-from games.clevr.metrics import bootstrap_ci, compare_versions
+from research import monitor
+from clevr.metrics import bootstrap_ci, compare_versions
 from games.guesswhich.agents import summary
 from games.models import Match, Seat
 

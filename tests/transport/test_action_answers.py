@@ -8,7 +8,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import OperationalError
 
-from games import services
+from live import services
 from games.models import MatchEvent
 
 from .test_match_consumer import connect, make_match, until
@@ -78,10 +78,10 @@ async def test_a_resync_after_a_lost_connection_sends_what_was_missed(monkeypatc
     match, seats = await make_match()
     listener, joined = await connect(match.id, seats["listener"].token, last_seq=0)
     # the speaker's chat is committed while this process hears nothing (its broadcast is lost)
-    monkeypatch.setattr("games.broadcast.broadcast_events", lambda **kw: None)
+    monkeypatch.setattr("live.broadcast.broadcast_events", lambda **kw: None)
     await database_sync_to_async(services.match_apply_action)(
         match_id=match.id, role="speaker", action=CHAT, client_action_id="s1")
-    # the channel layer's reconnect tells every consumer of the process (games/channel_layer.py)
+    # the channel layer's reconnect tells every consumer of the process (live/channel_layer.py)
     layer = get_channel_layer()
     for name in list(getattr(layer, "channels", {})):
         await layer.send(name, {"type": "match.resync"})

@@ -1,4 +1,4 @@
-"""games.channel_layer against the real Redis: pub/sub delivery, with publishes that do not queue."""
+"""live.channel_layer against the real Redis: pub/sub delivery, with publishes that do not queue."""
 from __future__ import annotations
 
 import asyncio
@@ -6,7 +6,7 @@ import asyncio
 import pytest
 from django.conf import settings
 
-from games.channel_layer import ConcurrentPublishChannelLayer
+from live.channel_layer import ConcurrentPublishChannelLayer
 
 pytestmark = pytest.mark.skipif(not settings.REDIS_URL, reason="needs Redis (the full stack)")
 
@@ -17,7 +17,7 @@ def make_layer():
 
 def test_the_full_stack_uses_it():
     if settings.CHANNEL_LAYER_BACKEND == "pubsub":
-        assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == "games.channel_layer.ConcurrentPublishChannelLayer"
+        assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == "live.channel_layer.ConcurrentPublishChannelLayer"
 
 
 async def test_group_messages_reach_every_member_once_even_beyond_the_pool_size():

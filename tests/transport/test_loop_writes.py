@@ -1,4 +1,4 @@
-"""Actions written on the event loop (games/pg_async.py) through the real consumer, Redis and
+"""Actions written on the event loop (live/pg_async.py) through the real consumer, Redis and
 PostgreSQL: the same acks, events and log as the thread path, and a clean fall back to it."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from channels.db import database_sync_to_async
 from django.db import connection
 
-from games import pg_async, services
-from games.services import match_replay
+from live import pg_async, services
+from live.services import match_replay
 
 from .test_match_consumer import connect, make_match, snapshot, until
 
@@ -98,8 +98,7 @@ async def test_with_event_loop_writes_off_every_action_goes_through_the_thread(m
 
 
 async def test_a_snapshot_overtaken_by_another_process_is_read_again_and_written_on_the_loop():
-    from games import match_store
-
+    from live import match_store
     match, seats = await make_match()
     speaker, _ = await connect(match.id, seats["speaker"].token, last_seq=0)
     listener, _ = await connect(match.id, seats["listener"].token, last_seq=0)
@@ -107,7 +106,7 @@ async def test_a_snapshot_overtaken_by_another_process_is_read_again_and_written
     await until(speaker, "ack")
     stale = match_store.state_cache.entry(match.id)
     # another process writes (its broadcast is not seen here: this process's snapshot stays old)
-    with mock.patch("games.broadcast.broadcast_events"):
+    with mock.patch("live.broadcast.broadcast_events"):
         await database_sync_to_async(services.match_apply_action)(
             match_id=match.id, role="speaker", action={"type": "chat", "text": "two"}, client_action_id="s2",
             try_conditional=False)

@@ -185,17 +185,16 @@ async def test_reconnect_resumes_with_exactly_the_missed_events():
 async def test_out_of_order_batches_are_sent_in_seq_order_without_reading_the_log():
     match, seats = await make_match()
     listener, lj = await connect(match.id, seats["listener"].token)
-    from games.services import match_apply_action
+    from live.services import match_apply_action
     from unittest import mock
 
     sent = []
-    with mock.patch("games.broadcast.broadcast_events", side_effect=lambda **kw: sent.append(kw)):
+    with mock.patch("live.broadcast.broadcast_events", side_effect=lambda **kw: sent.append(kw)):
         for text in ("one", "two"):
             await database_sync_to_async(match_apply_action)(match_id=match.id, role="speaker",
                                                              action={"type": "chat", "text": text})
-    from games.broadcast import broadcast_events
-    from games import selectors
-
+    from live.broadcast import broadcast_events
+    from live import selectors
     with mock.patch.object(selectors, "seat_snapshot", side_effect=AssertionError("read the log")):
         await database_sync_to_async(broadcast_events)(**sent[1])   # seq n+2 first
         await asyncio.sleep(0.05)
@@ -211,13 +210,13 @@ async def test_consumer_fills_a_gap_left_by_a_lost_notification():
     """Channels may drop a message: the consumer notices the seq gap and reads the log."""
     match, seats = await make_match()
     listener, lj = await connect(match.id, seats["listener"].token)
-    from games.services import match_apply_action
+    from live.services import match_apply_action
 
     apply = database_sync_to_async(match_apply_action)
     # simulate a lost broadcast: apply an action whose notification never reaches this consumer
     from unittest import mock
 
-    with mock.patch("games.broadcast.broadcast_events"):
+    with mock.patch("live.broadcast.broadcast_events"):
         await apply(match_id=match.id, role="speaker", action={"type": "chat", "text": "lost"})
         await asyncio.sleep(0.2)
     await apply(match_id=match.id, role="speaker", action={"type": "chat", "text": "seen"})

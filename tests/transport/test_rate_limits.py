@@ -1,4 +1,4 @@
-"""Rate limits on the seat websocket and the limiter itself (games/ratelimit.py).
+"""Rate limits on the seat websocket and the limiter itself (live/ratelimit.py).
 
 The algorithm on a fake clock; the Redis backend against the real Redis (keys under a prefix of
 this test only, deleted afterwards); limits per seat shared by two sockets; resume and ping floods
@@ -22,8 +22,8 @@ import pytest
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from games import ratelimit, selectors
-from games.ratelimit import Decision, Limit, Limiter, MemoryBackend
+from live import ratelimit, selectors
+from live.ratelimit import Decision, Limit, Limiter, MemoryBackend
 
 from ..platform.factories import colors_match
 from .test_match_consumer import connect as consumer_connect
@@ -195,7 +195,7 @@ def test_fails_open_quickly_when_redis_is_unreachable(caplog):
     closed = f"redis://127.0.0.1:{free_port()}/0"   # nothing listens there
     limiter = Limiter(backend="redis", prefix="gt:rl:test-down:", redis_url=closed, timeout_s=0.1)
     lim = Limit("t", rate=1.0, burst=50)
-    caplog.set_level(logging.WARNING, logger="games.ratelimit")
+    caplog.set_level(logging.WARNING, logger="live.ratelimit")
     start = time.monotonic()
     assert all(limiter.hit((lim, "k")).allowed for _ in range(20))
 

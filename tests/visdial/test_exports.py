@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from games.clevr.alice import Alice
-from games.exports import export_formats
+from clevr.alice import Alice
+from research.exports import export_formats
 from games.guesswhich import exports as gw_exports
 from games.guesswhich import rules as gw_rules
 from games.visdial import content as vd_content

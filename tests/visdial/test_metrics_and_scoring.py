@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from games.clevr import metrics
+from clevr import metrics
 from games.visdial import exports as vd_exports
 from games.visdial import scoring
 from tests.visdial.test_exports import visdial_record
@@ -156,10 +156,10 @@ def test_command_errors_are_clear(tmp_path):
 def test_an_answerer_agent_scored_on_exported_dialogs(tmp_path):
     """ALICE ranks the options of dialogs ALICE answered: it finds its own answers (R@1 = 1); the
     noisy ALICE does not always; the side file leads to each dialog's scene."""
-    from games.clevr.alice import Alice
+    from clevr.alice import Alice
     from games.models import Seat
-    from games.selectors import match_record
-    from games.services import SeatSpec, match_apply_action, match_create
+    from live.selectors import match_record
+    from live.services import SeatSpec, match_apply_action, match_create
     from games.visdial import rules as vd_rules
 
     human = SeatSpec(Seat.Kind.HUMAN)

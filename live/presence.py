@@ -1,0 +1,165 @@
+"""Ghost partners (issue 20, item 2): only people who are there are paired, and a seat that never
+opens its game does not hold its partner.
+
+* Presence in the waiting room. Every poll of the waiting page (``lobby.lobby_poll``) writes
+  ``Participant.last_seen_at``. A waiting worker not heard from for ``GT_PRESENCE_S`` (since that
+  poll, or since they were sent back to wait after a game) is *away*: nobody is paired with them,
+  (unless its page says it kept polling all along: ``kept_polling``, the poll's ``gap`` parameter),
+  their wait does not run out, and when their page polls again it asks "are you still there?";
+  answering (``lobby.participant_present``) puts them back in the queue with the time they had
+  waited while present (the time away does not count).
+* A seat that never connects. A match of two or more people in which a person paired from the
+  waiting room (``waiting_since`` set; not a match a tool made with its own participants) has had no
+  websocket (``Seat.last_seen_at`` is still empty) ``GT_SEAT_GRACE_S`` after the match was made,
+  and has not acted, is aborted with reason ``partner_never_joined`` (``absent_seats_sweep``, run
+  by the watchdog in every server process from the database alone: matches are claimed with
+  ``SELECT ... FOR UPDATE SKIP LOCKED`` and the abort is a no-op on a match no longer active).
+  The log is kept. The worker who never came ends as ``never_joined`` (outcome ``returned_early``);
+  the one who came either goes back to the waiting room keeping their original ``waiting_since``
+  (so ahead of everyone who began to wait later; the game is not counted) or, when the batch's
+  ``on_partner_absent`` is ``end``, ends as ``partner_never_joined`` (outcome ``partner_left``).
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Exists, OuterRef, Q
+from django.utils import timezone
+
+from crowd.outcomes import participant_exit
+from games.models import Batch, Match, MatchEvent, Participant, Seat
+
+log = logging.getLogger(__name__)
+
+ABSENT_REASON = "partner_never_joined"   # the match's abort reason
+CLAIM_LIMIT = 50
+# Matches made longer ago than this are left to the inactivity limit (keeps the sweep's scan to
+# recent matches, on the created_at index).
+LOOK_BACK = timedelta(hours=1)
+
+
+def presence_limit() -> timedelta:
+    return timedelta(seconds=settings.GT_PRESENCE_S)
+
+
+def heard_at(p: Participant):
+    """When the waiting room last heard from ``p`` (None: never polled, e.g. a row made before
+    presence was recorded, which counts as present)."""
+    if p.last_seen_at is None:
+        return None
+    return max(p.last_seen_at, p.waiting_since) if p.waiting_since else p.last_seen_at
+
+
+def is_away(p: Participant, now) -> bool:
+    heard = heard_at(p)
+    return heard is not None and now - heard > presence_limit()
+
+
+def kept_polling(gap_s: float | None) -> bool:
+    """The page says it polled again within the presence limit of its previous answer (its own
+    clock, server-asked back-offs excluded): its polls were late to arrive, it was not away."""
+    return gap_s is not None and 0 <= gap_s <= settings.GT_PRESENCE_S
+
+
+def present_q(now) -> Q:
+    """Waiting participants heard from within the presence limit (a filter for pairing)."""
+    cutoff = now - presence_limit()
+    return Q(last_seen_at__isnull=True) | Q(last_seen_at__gte=cutoff) | Q(waiting_since__gte=cutoff)
+
+
+def participant_seen(participant_id: int, now) -> None:
+    """Record a poll (its own short write, before the pairing transaction takes the batch lock)."""
+    Participant.objects.filter(pk=participant_id, state=Participant.State.WAITING).update(last_seen_at=now)
+
+
+@transaction.atomic
+def participant_back(participant_id: int) -> Participant:
+    """The worker answered "are you still there?": present again, with the time waited while
+    present (the time away is not counted, so it neither runs out their wait nor moves them up)."""
+    p = Participant.objects.select_for_update().get(pk=participant_id)
+    now = timezone.now()
+    if p.state == Participant.State.WAITING and is_away(p, now):
+        if p.waiting_since is not None:
+            p.waiting_since = now - (heard_at(p) - p.waiting_since)
+        p.last_seen_at = now
+        p.save(update_fields=["waiting_since", "last_seen_at"])
+    return p
+
+
+def _never_connected(seat: Seat) -> bool:
+    return seat.connected == 0 and seat.last_seen_at is None
+
+
+def absent_seats_sweep(*, now=None) -> Counter:
+    """Abort every match of people in which a seat never connected within ``GT_SEAT_GRACE_S``
+    (see the module docstring); returns what it did (``partner_never_joined``)."""
+    done: Counter = Counter()
+    if not settings.GT_SEAT_GRACE_S:
+        return done
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.GT_SEAT_GRACE_S)
+    people = Q(seats__kind=Seat.Kind.HUMAN, seats__participant__isnull=False)
+    never = Seat.objects.filter(match=OuterRef("pk"), kind=Seat.Kind.HUMAN, connected=0, last_seen_at__isnull=True,
+                                participant__waiting_since__isnull=False)   # paired from the waiting room
+    candidates = list(Match.objects.filter(status=Match.Status.ACTIVE, batch__isnull=False,
+                                           created_at__lte=cutoff, created_at__gte=cutoff - LOOK_BACK)
+                      .filter(Exists(never)).annotate(people=Count("seats", filter=people))
+                      .filter(people__gte=2).values_list("id", flat=True)[:CLAIM_LIMIT])
+    for match_id in candidates:
+        try:
+            if _abort_if_absent(match_id):
+                done[ABSENT_REASON] += 1
+        except Exception:
+            log.exception("presence: match %s", match_id)
+            done["error"] += 1
+    return done
+
+
+@transaction.atomic
+def _abort_if_absent(match_id) -> bool:
+    from live.services import match_abort
+
+    match = (Match.objects.select_for_update(skip_locked=True).filter(pk=match_id, status=Match.Status.ACTIVE)
+             .only("id").first())
+    if match is None:
+        return False   # another process has it, or it ended
+    seats = list(Seat.objects.select_for_update(of=("self",)).filter(match_id=match_id, kind=Seat.Kind.HUMAN)
+                 .exclude(participant=None).select_related("participant"))
+    acted = set(MatchEvent.objects.filter(match_id=match_id, actor__in=[s.role for s in seats])
+                .values_list("actor", flat=True).distinct())
+    if len(seats) < 2 or not any(_never_connected(s) and s.role not in acted and s.participant.waiting_since
+                                 for s in seats):
+        return False
+    log.info("presence: match %s: %s never connected; aborting", match_id,
+             ", ".join(s.role for s in seats if _never_connected(s)))
+    match_abort(match_id=match_id, reason=ABSENT_REASON)
+    return True
+
+
+def participants_after_absent(match: Match) -> None:
+    """After an abort for ``ABSENT_REASON`` (called by ``services._participants_after_match``,
+    inside ``match_abort``'s transaction): the workers whose seat never connected end as
+    ``never_joined``; the others go back to the waiting room first in the queue (their original
+    ``waiting_since``; the game is not counted) or, as the batch asks, end as ``partner_never_joined``."""
+    now = timezone.now()
+    seats = {s.participant_id: s for s in Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN)
+             .exclude(participant=None)}
+    for p in Participant.objects.select_for_update().filter(pk__in=seats).select_related("batch"):
+        if p.state != Participant.State.PLAYING:
+            continue
+        seat = seats[p.pk]
+        if _never_connected(seat):
+            p.save(update_fields=participant_exit(p, "never_joined"))
+        elif p.batch.on_partner_absent == Batch.OnPartnerAbsent.END:
+            p.save(update_fields=participant_exit(p, "partner_never_joined"))
+        else:
+            p.state = Participant.State.WAITING
+            # present if their game page is open now; else as of when it closed
+            p.last_seen_at = now if seat.connected else seat.last_seen_at
+            if p.waiting_since is None:
+                p.waiting_since = now
+            p.save(update_fields=["state", "last_seen_at", "waiting_since"])

@@ -1,0 +1,90 @@
+"""The staff export page, /research/export/: a thin view over ``research.exports`` (the same export as
+``manage.py export``), streamed as a download; ``?count=1`` answers how many matches it selects."""
+from __future__ import annotations
+
+from datetime import datetime, time, timezone
+
+from django import forms
+from django.core.handlers.asgi import ASGIRequest
+from django.http import JsonResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from crowd.staff import RESEARCH, staff_permission
+from research.exports import DEFAULT_STATUS, FORMAT_FILES, STATUSES, ExportStream, export_formats, export_selection
+from games.models import Batch
+
+
+def _aware(day) -> datetime | None:
+    return datetime.combine(day, time.min, tzinfo=timezone.utc) if day else None
+
+
+class ExportForm(forms.Form):
+    format = forms.ChoiceField(choices=())
+    batch = forms.ChoiceField(choices=(), initial="all")
+    status = forms.ChoiceField(choices=[(s, s) for s in STATUSES], initial=DEFAULT_STATUS,
+                               help_text="finished matches make a dataset; active ones are never exported")
+    since = forms.DateField(required=False, label="Created on or after",
+                            widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="Created before",
+                            widget=forms.DateInput(attrs={"type": "date"}))
+    pseudonymise = forms.BooleanField(required=False, initial=True, label="Pseudonymise worker ids")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        formats = export_formats()
+        self.fields["format"].choices = [
+            (name, f"{name} ({game or 'all games'})") for name, (game, _) in formats.items()]
+        self.fields["batch"].choices = [("all", "all batches")] + [
+            (b.slug, f"{b.slug} ({b.game_id})") for b in Batch.objects.order_by("slug")]
+
+    def clean(self):
+        data = super().clean()
+        since, until = data.get("since"), data.get("until")
+        if since and until and until <= since:
+            self.add_error("until", "Must be after the first date.")
+        return data
+
+    def options(self) -> dict:
+        d = self.cleaned_data
+        return dict(batch=None if d["batch"] == "all" else d["batch"], since=_aware(d.get("since")),
+                    until=_aware(d.get("until")), status=d["status"])
+
+
+def _filename(d: dict) -> str:
+    ext, _ = FORMAT_FILES.get(d["format"], ("txt", "text/plain"))
+    parts = ["groundtalk", d["format"], d["batch"], d["status"]]
+    if d.get("since"):
+        parts.append(f"from{d['since'].isoformat()}")
+    if d.get("until"):
+        parts.append(f"before{d['until'].isoformat()}")
+    return "-".join(parts) + "." + ext
+
+
+@staff_permission(RESEARCH)
+@require_GET
+def research_export(request):
+    """GET with no ``format``: the empty form. With the form's fields: ``count=1`` -> JSON count;
+    ``preview`` -> the form and the count; otherwise the download (or the form with its errors, 400)."""
+    if "format" not in request.GET:
+        return render(request, "research/export.html", {"form": ExportForm()})
+    form = ExportForm(request.GET)
+    if not form.is_valid():
+        if request.GET.get("count"):
+            return JsonResponse({"errors": form.errors}, status=400)
+        return render(request, "research/export.html", {"form": form}, status=400)
+    d = form.cleaned_data
+    options = form.options()
+    matches = export_selection(d["format"], **options).count()
+    if request.GET.get("count"):
+        return JsonResponse({"matches": matches, "filename": _filename(d)})
+    if "preview" in request.GET:
+        return render(request, "research/export.html", {"form": form, "matches": matches})
+    stream = ExportStream(d["format"], pseudonymise=d["pseudonymise"], **options)
+    _, content_type = FORMAT_FILES.get(d["format"], ("txt", "text/plain"))
+    content = stream.asynchronous() if isinstance(request, ASGIRequest) else iter(stream)
+    response = StreamingHttpResponse(content, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{_filename(d)}"'
+    response["X-Export-Matches"] = str(matches)
+    response["Cache-Control"] = "no-store"
+    return response

@@ -1,0 +1,132 @@
+"""Play agent-agent matches through the same service humans use, and print the game's metrics.
+
+    python manage.py simulate colors --matches 20 --seat speaker=colors_lexicon_speaker \
+        --seat listener=colors_literal_listener
+"""
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from agents.registry import UnknownAgent, agent_instance, get_agent_spec
+from games.base import IllegalAction
+from games.models import Batch, Match, Seat
+from games.registry import GAMES, get_game
+from live.services import SeatSpec, match_apply_action, match_create
+
+
+def resolve_game(name: str):
+    if name in GAMES:
+        return GAMES[name]
+    for spec in GAMES.values():
+        if spec.package.rsplit(".", 1)[-1] == name:
+            return spec
+    raise CommandError(f"Unknown game {name!r}; known: {', '.join(sorted(GAMES))}")
+
+
+def load_content_file(game, path: str) -> list[dict]:
+    """Content items from a recorded file, through the game's ``content.import_file``."""
+    importer = getattr(game.content, "import_file", None)
+    if importer is None:
+        raise CommandError(f"{game.id} cannot import content files")
+    try:
+        items = importer(path)
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"Cannot read {path}: {exc}") from None
+    if not items:
+        raise CommandError(f"{path} holds no playable content")
+    return items
+
+
+def play_match(match: Match, agents: dict[str, str], max_steps: int = 100_000) -> Match:
+    """Drive every seat with its agent until the game ends (each move through the service)."""
+    rules = get_game(match.game_id).rules
+    for _ in range(max_steps):
+        match.refresh_from_db(fields=["state", "seq", "status", "outcome"])
+        if match.status != Match.Status.ACTIVE:
+            return match
+        moved = False
+        for role in rules.to_act(match.state):
+            agent = agent_instance(agents[role])
+            action = agent.act(rules.view_for(match.state, role))
+            if action is None:
+                continue
+            try:
+                match_apply_action(match_id=match.id, role=role, action=action,
+                                   client_action_id=f"sim:{role}:{match.seq}", expected_seq=match.seq)
+            except IllegalAction as exc:
+                raise CommandError(f"{agents[role]} made an illegal move in {match.id}: {exc}") from exc
+            if callable(getattr(agent, "seat_record", None)):   # a model agent: its checkpoint hash on the seat
+                from agents.serving.seats import seats_record_model
+
+                seats_record_model(turns=[(str(match.id), role)], record=agent.seat_record())
+            moved = True
+            break
+        if not moved:
+            raise CommandError(f"Match {match.id} is stuck: no agent in {rules.to_act(match.state)} acts.")
+    raise CommandError(f"Match {match.id} did not end within {max_steps} moves.")
+
+
+class Command(BaseCommand):
+    help = "Play agent-agent matches through the match service and print the game's metrics."
+
+    def add_arguments(self, parser):
+        parser.add_argument("game", help="game id or short name (colors, codraw, guesswhich, visdial)")
+        parser.add_argument("--matches", type=int, default=10)
+        parser.add_argument("--seat", action="append", default=[], metavar="ROLE=AGENT")
+        parser.add_argument("--seed", type=int, default=0, help="first seed; match i uses seed + i")
+        parser.add_argument("--config", default="{}", help="game settings as JSON, e.g. '{\"rounds\": 10}'")
+        parser.add_argument("--content-file", default="",
+                            help="play recorded content (e.g. a CoDraw_1_0.json) instead of generated; match i uses item i")
+        parser.add_argument("--batch", default="", help="record the matches under this batch slug (created if new)")
+        parser.add_argument("--json", action="store_true", help="print the outcomes as JSON lines too")
+        parser.add_argument("--plot", default="", help="write the game's metrics plot to this PNG file")
+
+    def handle(self, *args, **opts):
+        game = resolve_game(opts["game"])
+        seats = dict(s.split("=", 1) for s in opts["seat"] if "=" in s)
+        if len(seats) != len(opts["seat"]):
+            raise CommandError("--seat takes ROLE=AGENT")
+        missing = set(game.roles) - set(seats)
+        if missing:
+            raise CommandError(f"Name an agent for every seat: missing {', '.join(sorted(missing))}")
+        for role, name in seats.items():
+            try:
+                spec = get_agent_spec(name)
+            except UnknownAgent as exc:
+                raise CommandError(str(exc)) from None
+            if spec.game_id != game.id or spec.role != role:
+                raise CommandError(f"{name} plays {spec.role} in {spec.game_id}, not {role} in {game.id}")
+        try:
+            config = json.loads(opts["config"])
+        except ValueError as exc:
+            raise CommandError(f"--config is not JSON: {exc}") from None
+        batch = None
+        if opts["batch"]:
+            batch, _ = Batch.objects.get_or_create(
+                slug=opts["batch"], defaults={"title": opts["batch"], "game_id": game.id,
+                                              "pairing": Batch.Pairing.AGENT_AGENT, "agents": seats})
+        items = load_content_file(game, opts["content_file"]) if opts["content_file"] else None
+        outcomes = []
+        for i in tqdm(range(opts["matches"]), desc=f"{game.id} matches", unit="match", disable=opts["matches"] < 2):
+            content = items[i % len(items)] if items else None
+            match = match_create(game_id=game.id, batch=batch, seed=opts["seed"] + i, config=config, content=content,
+                                 seats={r: SeatSpec(Seat.Kind.AGENT, agent_name=a) for r, a in seats.items()},
+                                 wake_agents=False)
+            match = play_match(match, seats)
+            outcome = {**match.outcome, "match_id": str(match.id), "seed": match.seed}
+            outcomes.append(outcome)
+            if opts["json"]:
+                self.stdout.write(json.dumps(outcome))
+        summarize = getattr(game.agents, "summarize", None)
+        self.stdout.write("seats: " + ", ".join(f"{r}={a}" for r, a in seats.items()))
+        if summarize:
+            self.stdout.write(summarize(outcomes))
+        if opts["plot"]:
+            plot = getattr(game.agents, "plot", None)
+            if plot is None:
+                raise CommandError(f"{game.id} has no plot")
+            plot(outcomes, opts["plot"])
+            self.stdout.write(f"plot written to {opts['plot']}")

@@ -1,0 +1,162 @@
+"""The researcher's staff pages (thin views over :mod:`research.monitor`; docs/monitor.md).
+
+* ``/research/`` – the batches (and whether anyone can enter each now), links to each monitor and to the comparison;
+* ``/research/batches/<slug>/`` – a batch's live monitor (``?format=json``: the numbers it polls);
+* ``/research/matches/<id>/`` – one match: its log in words, the images, the replay;
+* ``/research/matches/<id>/img/<image_id>.png?size=thumb|full|large`` – any image of the match's
+  content (the GuessWhich pool, the visual-dialog image), staff only;
+* ``/research/matches/<id>/replay/<seq>.svg`` – CoDraw: the Drawer's canvas after event ``seq``;
+* ``/research/compare/`` – two groups of matches side by side with a test, or the reason why not.
+"""
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
+
+from crowd import entry as crowd_entry
+from crowd.staff import RESEARCH, staff_permission
+from research import monitor
+from live.batches import batch_problems
+from clevr import views as clevr_views
+from games.models import Batch, Match
+from games.registry import GAMES
+
+
+@staff_permission(RESEARCH)
+@require_safe
+def research_home(request):
+    batches = list(Batch.objects.order_by("-created_at"))
+    for b in batches:   # whether anyone can enter it on this server now, and if not, why
+        b.entry_blockers = batch_problems(b) + crowd_entry.entry_problems(b)
+    return render(request, "research/home.html", {"batches": batches})
+
+
+@staff_permission(RESEARCH)
+@require_safe
+def research_batch(request, slug: str):
+    batch = get_object_or_404(Batch, slug=slug)
+    if request.GET.get("format") == "json":
+        return JsonResponse(monitor.batch_monitor(batch=batch))
+    return render(request, "research/batch.html", {"batch": batch, "game": GAMES.get(batch.game_id),
+                                                   "compare_game": batch.game_id in monitor.COMPARE_ROLES})
+
+
+@staff_permission(RESEARCH)
+@require_safe
+def research_match(request, match_id):
+    match = get_object_or_404(Match, pk=match_id)
+    if match.game_id not in GAMES:
+        raise Http404("This match's game is not installed.")
+    log = monitor.match_log(match=match)
+    rows = [{**step, "raw": json.dumps({k: step[k] for k in ("payload", "private", "action") if step[k] is not None},
+                                       indent=1, ensure_ascii=False)} for step in log["steps"]]
+    replay = {**log, "steps": [{k: step[k] for k in ("seq", "type", "actor", "summary", "board")}
+                               for step in log["steps"]]}   # what the page's replay reads
+    return render(request, "research/match.html", {"match": match, "log": log, "game": GAMES[match.game_id],
+                                                   "rows": rows, "replay": replay})
+
+
+@staff_permission(RESEARCH)
+@require_safe
+def research_match_image(request, match_id, image_id: str):
+    """Any image of the match's content, at any size (staff see the secret too)."""
+    size = request.GET.get("size", "thumb")
+    if size not in clevr_views.SIZES:
+        raise Http404("Unknown size.")
+    match = get_object_or_404(Match, pk=match_id)
+    scene = monitor.image_scene(match, image_id)
+    if scene is None:
+        raise Http404("No such image in this match.")
+    try:
+        path = clevr_views._real_image_path(match, image_id, scene)
+    except clevr_views.NotFound:
+        raise Http404("The image file of this item is missing.") from None
+    if path is not None:
+        data, etag, ctype = clevr_views._file_bytes(path)
+        return clevr_views._response(request, data, etag, ctype)
+    if not isinstance(scene.get("objects"), list):
+        raise Http404("This item has neither a scene nor an image file.")
+    data, key = clevr_views.cached_png(scene, size)
+    return clevr_views._response(request, data, key, "image/png")
+
+
+@staff_permission(RESEARCH)
+@require_safe
+def research_replay_svg(request, match_id, seq: int):
+    """CoDraw: the Drawer's canvas after event ``seq``, replayed from the log."""
+    from games.codraw.render import scene_svg
+    from games.codraw.rules import canvas_scene
+    from games.codraw.views import _scale, _svg_response
+
+    match = get_object_or_404(Match, pk=match_id)
+    if match.game_id != "codraw_v1":
+        raise Http404("Not a CoDraw match.")
+    if not 1 <= seq <= match.seq:
+        raise Http404(f"This match has events 1 to {match.seq}.")
+    state = monitor.state_at(match=match, seq=seq)
+    return _svg_response(scene_svg(canvas_scene(state), scale=_scale(request),
+                                   title=f"{match.id}: the Drawer's canvas after event {seq}"),
+                         f"codraw-{match.id}-step{seq}.svg")
+
+
+# ----------------------------------------------------------------------------------- comparison
+class CompareForm(forms.Form):
+    game = forms.ChoiceField(choices=[(g, GAMES[g].title) for g in monitor.COMPARE_ROLES if g in GAMES])
+    batch = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
+                                      help_text="none ticked: every batch of the game")
+    role = forms.ChoiceField(required=False, label="Group by")
+    play = forms.ChoiceField(choices=list(monitor.PLAY_CHOICES.items()), initial="all", label="Matches")
+    a = forms.ChoiceField(required=False, label="Group A")
+    b = forms.ChoiceField(required=False, label="Group B")
+
+    def __init__(self, data=None, *, game: str, options: dict):
+        super().__init__(data)
+        self.fields["batch"].choices = [(b.slug, f"{b.title} ({b.slug})")
+                                        for b in Batch.objects.filter(game_id=game).order_by("slug")]
+        self.fields["role"].choices = [(r, f"the {r}'s seat") for r in monitor.COMPARE_ROLES.get(game, ())]
+        role = (data or {}).get("role") or monitor.COMPARE_ROLES.get(game, ("",))[0]
+        groups = [(v, f"{v} ({k['human']} with a human seat, {k['agent']} agent-only)")
+                  for v, k in options.get(role, {}).items()]
+        self.fields["a"].choices = self.fields["b"].choices = [("", "—")] + groups
+
+
+@staff_permission(RESEARCH)
+@require_safe
+def research_compare(request):
+    """GET: the form (changing game, batches or grouping reloads it with that game's groups);
+    with ``compare=1`` and two groups: the comparison, or the reason it is refused."""
+    game = request.GET.get("game")
+    if game not in monitor.COMPARE_ROLES:
+        game = next(iter(monitor.COMPARE_ROLES))
+    batches = [s for s in request.GET.getlist("batch") if s]
+    options = monitor.comparison_options(game_id=game, batches=batches)
+    data = request.GET.copy()
+    data["game"] = game
+    data.setdefault("play", "all")
+    if data.get("role") not in monitor.COMPARE_ROLES[game]:
+        data["role"] = monitor.COMPARE_ROLES[game][0]
+    form = CompareForm(data, game=game, options=options)
+    result = refused = None
+    status = 200
+    if request.GET.get("compare"):
+        if not form.is_valid():
+            status = 400
+        elif not (form.cleaned_data["a"] and form.cleaned_data["b"]):
+            refused, status = "Pick a group A and a group B.", 400
+        else:
+            d = form.cleaned_data
+            try:
+                result = monitor.compare_groups(game_id=game, batches=d["batch"], role=d["role"], a=d["a"],
+                                                b=d["b"], play=d["play"])
+            except monitor.CompareRefused as exc:
+                refused = str(exc)
+    if request.GET.get("format") == "json":
+        return JsonResponse({"result": result, "refused": refused, "errors": form.errors or None}, status=status)
+    return render(request, "research/compare.html",
+                  {"form": form, "game": game, "result": result, "refused": refused, "options": options},
+                  status=status)
+
