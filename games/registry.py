@@ -1,67 +1,52 @@
-"""Every game GroundTalk serves, registered explicitly under a versioned id.
+"""Every game GroundTalk serves: one line per game package.
 
-A game is a package ``games/<name>/`` with ``rules.py`` (pure, see :mod:`games.base`),
-``content.py`` (``generate(seed, config) -> dict``), ``actions.py`` (``SCHEMA``: the typed actions,
-:mod:`games.actions`), ``agents.py`` (``AGENTS``: a list of
-:class:`agents.base.AgentSpec`), ``exports.py`` (dataset formats built from the event log) and
-``hidden.py`` (what each role must not know, :mod:`games.hidden`).
+A game is a package whose ``__init__.py`` defines ``SPEC``, a :class:`games.spec.GameSpec` that
+declares everything the platform needs (rules, content, actions, agents, hidden, exports, monitor
+scorers and comparisons, settings, bonus kinds, onboarding, templates, static files, docs page);
+see :mod:`games.spec` and docs/adding-a-game.md. Adding a game: its package and one line in
+:data:`GAME_PACKAGES` (the settings make each listed package a Django app, for its templates,
+static files and commands).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
 from importlib import import_module
-from types import ModuleType
+
+from games.spec import BonusKind, ExportFormat, GameSpec
+
+__all__ = ["GAME_PACKAGES", "GAMES", "BonusKind", "ExportFormat", "GameSpec", "UnknownGame", "get_game",
+           "register"]
+
+GAME_PACKAGES: list[str] = [
+    "games.colors",
+    "games.guesswhich",
+    "games.visdial",
+    "games.codraw",
+    # new games: add one line here
+]
+
+GAMES: dict[str, GameSpec] = {}
 
 
-@dataclass(frozen=True)
-class GameSpec:
-    id: str
-    title: str
-    package: str
-    template: str
-    default_config: dict = field(default_factory=dict)
-
-    @cached_property
-    def rules(self) -> ModuleType:
-        return import_module(f"{self.package}.rules")
-
-    @cached_property
-    def content(self) -> ModuleType:
-        return import_module(f"{self.package}.content")
-
-    @cached_property
-    def agents(self) -> ModuleType:
-        return import_module(f"{self.package}.agents")
-
-    @cached_property
-    def actions(self):
-        """The typed schema of the game's actions (``SCHEMA`` of ``<package>.actions``, a
-        :class:`games.actions.ActionSchema`): ``spec.actions.validate(action)``."""
-        return import_module(f"{self.package}.actions").SCHEMA
-
-    @cached_property
-    def hidden(self) -> ModuleType:
-        """What each role must not know (``hidden_from``, ``vary``, ``random_action`` of
-        ``<package>.hidden``; :mod:`games.hidden`)."""
-        return import_module(f"{self.package}.hidden")
-
-    @property
-    def roles(self) -> tuple[str, ...]:
-        return tuple(self.rules.ROLES)
+def register(package: str) -> GameSpec:
+    """Add the game of ``package`` (its ``SPEC``) to :data:`GAMES`; returns the spec. The product's
+    games are registered from :data:`GAME_PACKAGES` at import; a test's fixture game can call this
+    (and must also be an installed app for its templates and static files)."""
+    spec = import_module(package).SPEC
+    if not isinstance(spec, GameSpec):
+        raise TypeError(f"{package}.SPEC is not a GameSpec")
+    if spec.package != package:
+        raise ValueError(f"{package}.SPEC names the package {spec.package!r}")
+    other = GAMES.get(spec.id)
+    if other is not None and other.package != package:
+        raise ValueError(f"game id {spec.id!r} is taken by {other.package}")
+    GAMES[spec.id] = spec
+    if package not in GAME_PACKAGES:
+        GAME_PACKAGES.append(package)
+    return spec
 
 
-GAMES: dict[str, GameSpec] = {
-    spec.id: spec
-    for spec in [
-        GameSpec("colors_v1", "Color reference game", "games.colors", "games/colors.html",
-                 {"rounds": 50}),
-        GameSpec("guesswhich_v1", "GuessWhich", "games.guesswhich", "games/guesswhich.html", {"pool_size": 20, "rounds": 9, "difficulty": "medium"}),
-        GameSpec("visdial_v1", "Visual-dialog chat", "games.visdial", "games/visdial.html", {"rounds": 10}),
-        GameSpec("codraw_v1", "CoDraw: collaborative drawing", "games.codraw", "games/codraw.html", {"time_limit_s": 1200}),
-        # new games: add one line here
-    ]
-}
+for _package in list(GAME_PACKAGES):
+    register(_package)
 
 
 class UnknownGame(KeyError):
@@ -73,3 +58,8 @@ def get_game(game_id: str) -> GameSpec:
         return GAMES[game_id]
     except KeyError:
         raise UnknownGame(f"Unknown game {game_id!r}; known: {', '.join(sorted(GAMES))}") from None
+
+
+def specs_with(attribute: str) -> list[GameSpec]:
+    """The registered games whose spec sets ``attribute`` (not empty, not None), in registry order."""
+    return [spec for spec in GAMES.values() if getattr(spec, attribute)]

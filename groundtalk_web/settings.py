@@ -20,6 +20,7 @@ from django.core.checks.security.base import (SECRET_KEY_INSECURE_PREFIX, SECRET
 from django.core.exceptions import ImproperlyConfigured
 
 from groundtalk_web.loopback import is_loopback
+from games.registry import GAME_PACKAGES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -176,6 +177,7 @@ INSTALLED_APPS = [
     "agents",
     "crowd",
     "research",
+    *GAME_PACKAGES,   # each game package is an app: its templates/, static/ and commands (games/registry.py)
 ]
 
 MIDDLEWARE = [

@@ -152,7 +152,7 @@ def participant_page(request, token: str):
     if p.state == Participant.State.CONSENT:
         return render(request, "lobby/consent.html", ctx)
     if p.state == Participant.State.INSTRUCTIONS:
-        return render(request, f"lobby/instructions_{game.package.split('.')[-1]}.html", ctx)
+        return render(request, game.instructions_template, ctx)
     if p.state == Participant.State.ONBOARDING:
         return crowd_quality_views.onboarding_page(request, p, ctx)
     if crowd_quality_views.questionnaire_pending(p):   # after the last game, before the code
@@ -216,11 +216,9 @@ def match_play(request, match_id):
         return crowd_views.other_browser(request, seat.participant)
     game = get_game(seat.match.game_id)
     next_url = f"/p/{seat.participant.token}/" if seat.participant else practice_next_url(seat.match) or "/"
-    if seat.match.game_id in ("guesswhich_v1", "visdial_v1"):   # CLEVR images: render them before they are asked for
-        from clevr.views import prewarm
-
-        prewarm(seat.match, seat.role)
-    return render(request, game.template, {
+    if game.prewarm:   # e.g. CLEVR images: rendered before the page asks for them
+        game.resolve(game.prewarm)(seat.match, seat.role)
+    return render(request, game.play_template, {
         "seat": seat, "match": seat.match, "game": game, "next_url": next_url,
         "ws_path": f"/ws/match/{seat.match_id}/", "partner_gone_s": settings.GT_PARTNER_GONE_S,
         "text_max": seat_text_max(seat.match.game_id, seat.role),

@@ -2,5 +2,24 @@
 
 Modules: ``clipart`` (the 58-piece Abstract Scenes library), ``scenes`` (pieces, the scene string
 format, dataset import, a scene generator), ``metric`` (scene similarity), ``content`` (targets and
-palettes), ``rules`` (the game), ``exports`` (CoDraw_1_0.json), ``agents`` (baselines).
+palettes), ``rules`` (the game), ``exports`` (CoDraw_1_0.json), ``agents`` (baselines), ``monitor``
+(the research pages' scores, summaries and boards), ``views`` and ``urls`` (the art and the staff
+SVG snapshots).
 """
+from games.spec import BonusKind, ExportFormat, GameSpec
+
+SPEC = GameSpec(
+    id="codraw_v1",
+    title="CoDraw: collaborative drawing",
+    package="games.codraw",
+    default_config={"time_limit_s": 1200},
+    extra_config={"min_pieces": (int,), "max_pieces": (int,), "full_palette": (bool,), "scenes": (list,),
+                  "script_teller": (bool,), "start_ms": (int,), "max_message_len": (int,)},
+    exports={"codraw": ExportFormat(".exports:write_codraw_json", "json", "application/json")},
+    compare_roles=("drawer", "teller"),
+    bonus_kinds={"codraw_similarity": BonusKind("CoDraw: cents per similarity point", outcome_key="score")},
+    doc_page="docs/games/codraw.md",
+    research_template="codraw/research_match.html",
+    monitor_script="games/codraw/monitor.js",
+    urls=".urls",
+)

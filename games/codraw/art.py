@@ -33,7 +33,7 @@ Public API
 ``background_svg() -> str``
     The 500x400 park background (sky + grass) the scenes are drawn on.
 
-Command line: ``python -m games.codraw.art --out static/codraw/art [--review DIR]`` writes
+Command line: ``python -m games.codraw.art --out games/codraw/static/codraw/art [--review DIR]`` writes
 ``<idx>_<subtype>.svg`` for every piece (subtype 0 for everything but Mike and Jenny),
 ``background.svg`` and ``manifest.json``; ``--review DIR`` also writes contact sheets (SVG, and
 PNG when ``cairosvg`` is installed).
@@ -1796,7 +1796,7 @@ def write_review(review: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Write the CoDraw clip-art SVGs and manifest.")
-    ap.add_argument("--out", type=Path, default=Path("static/codraw/art"))
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "static" / "codraw" / "art")
     ap.add_argument("--review", type=Path, default=None,
                     help="also write contact sheets (SVG; PNG if cairosvg is installed) here")
     args = ap.parse_args(argv)

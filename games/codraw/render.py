@@ -2,7 +2,7 @@
 
 For researchers (the research pages' round snapshots, notebooks, papers): ``scene_svg(scene)``
 composes ``background.svg`` and every placed piece's ``<idx>_<subtype>.svg`` from
-``static/codraw/art`` into one SVG with nothing external to fetch. Placement follows the
+``games/codraw/static/codraw/art`` into one SVG with nothing external to fetch. Placement follows the
 authors' renderer (codraw-models ``abs_render.py``) and docs/games/codraw_art.md:
 
 * ``x, y`` is the piece's centre; depth 0/1/2 draws it at 1.0/0.7/0.49 of its natural size;
@@ -25,7 +25,7 @@ from xml.sax.saxutils import escape
 from games.codraw import clipart as ca
 from games.codraw.scenes import as_scene
 
-ART_DIR = Path(__file__).resolve().parents[2] / "static" / "codraw" / "art"
+ART_DIR = Path(__file__).resolve().parent / "static" / "codraw" / "art"
 
 _SIZE_RE = re.compile(r'<svg\b[^>]*?\bwidth="([\d.]+)"[^>]*?\bheight="([\d.]+)"')
 _TITLE_RE = re.compile(r"<title>.*?</title>", re.S)

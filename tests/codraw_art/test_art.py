@@ -13,7 +13,7 @@ from games.codraw import art
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 REPO = Path(__file__).resolve().parents[2]
-STATIC_ART = REPO / "static" / "codraw" / "art"
+STATIC_ART = REPO / "games" / "codraw" / "static" / "codraw" / "art"
 ALL = list(art.all_pieces())
 
 
@@ -160,7 +160,7 @@ def test_cli_writes_every_file_and_manifest(tmp_path):
 
 
 def test_committed_static_art_is_up_to_date():
-    """static/codraw/art must be what the generator writes (re-run the CLI after editing art.py)."""
+    """games/codraw/static/codraw/art must be what the generator writes (re-run the CLI after editing art.py)."""
     if not (STATIC_ART / "manifest.json").exists():
         pytest.skip("static art not generated")
     for idx, sub in ALL:

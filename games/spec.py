@@ -1,0 +1,218 @@
+"""A game's declaration: :class:`GameSpec`, the one place where a game tells the platform what it has.
+
+A game is one package ``games/<name>/`` (or any importable package) whose ``__init__.py`` defines
+``SPEC = GameSpec(...)``; :mod:`games.registry` lists the packages, one line each. Nothing outside
+the package names the game: the platform reads everything it needs from the spec.
+
+This module imports nothing from Django or from the games, so a package's ``__init__`` (imported
+when the settings list the game packages as Django apps) stays cheap. The modules a spec points
+at (``rules``, ``content``, ...) are imported on first use.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import import_module
+from types import ModuleType
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """One dataset format of a game (``manage.py export --format <name>``, the export page).
+
+    ``writer``: ``"module:function"``, the module relative to the game's package when it starts with
+    a dot (``".exports:write_csv"``); the function is ``writer(records, out) -> int`` over an
+    iterator of match records (:func:`live.selectors.match_record`) and a text stream, returning
+    how many items it wrote. ``extension`` and ``content_type``: the downloaded file's.
+    """
+
+    writer: str
+    extension: str = "json"
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True)
+class BonusKind:
+    """A way to pay a bonus from a game's outcomes (the admin's bonus rule, crowd/payments.py).
+
+    A worker's units are the sum over their ended matches of ``float(outcome[outcome_key] or 0)``;
+    the bonus is units x the rule's cents per unit, capped. ``label`` is what the admin shows.
+    The value (the key of :attr:`GameSpec.bonus_kinds`) is stored in ``BonusRule.kind``: at most
+    24 characters, and never renamed once a batch uses it."""
+
+    label: str
+    outcome_key: str
+
+
+def _resolve(ref: str, package: str) -> Any:
+    """``"module:attr"`` -> the object; a module starting with "." is relative to ``package``."""
+    module, _, attr = ref.partition(":")
+    obj = import_module(module, package=package if module.startswith(".") else None)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+def _optional_module(name: str) -> ModuleType | None:
+    try:
+        return import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:   # the module itself is absent (not something it imports)
+            return None
+        raise
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Everything the platform needs to know about one game.
+
+    Required
+      ``id``            versioned id stored on every Match, e.g. ``"colors_v1"`` (equal to
+                        ``rules.GAME_ID``).
+      ``title``         human name: admin, batch builder, research pages.
+      ``package``       the game's import path, e.g. ``"games.colors"``. The settings list it in
+                        ``INSTALLED_APPS`` (through :data:`games.registry.GAME_PACKAGES`), so its
+                        ``templates/`` and ``static/`` folders are found by Django's app loaders
+                        (``collectstatic`` and WhiteNoise included) and its ``management/commands``
+                        are commands.
+
+    Modules of the package (by convention, imported on first use)
+      ``rules``         required: the pure game (:mod:`games.base`): ROLES, initial_state, apply, ...
+      ``content``       required: ``generate(seed, config) -> dict``.
+      ``actions``       required: ``SCHEMA`` (:class:`games.actions.ActionSchema`); ``spec.actions``
+                        is that schema.
+      ``agents``        required: ``AGENTS``, a list of :class:`agents.base.AgentSpec`.
+      ``hidden``        required: what each role must not know (:mod:`games.hidden`).
+      ``exports``       optional: the writers that :attr:`exports` points at.
+      ``monitor``       optional: the research pages' view of the game (``spec.monitor``; None when
+                        absent). Any of: ``scores(outcomes) -> dict`` (a batch's scores; default
+                        ``{"matches": n}``), ``outcome_summary(outcome) -> str`` (one match in
+                        words), ``event_summary(event) -> str | None`` (one logged event in words;
+                        None: the platform's generic line), ``board(state, rules, *, match_id, seq)
+                        -> dict`` (what an observer sees at a replay step, beside ``to_act``),
+                        ``match_images(match) -> dict`` (images the staff match page shows),
+                        ``compare_test(outcomes_a, outcomes_b, scores_a, scores_b) -> dict``
+                        (``{"name", "columns", "rows"}``: the test between two groups; required
+                        when :attr:`compare_roles` is not empty).
+      ``onboarding``    optional: the practice round and quiz (``crowd/onboarding.py`` reads
+                        ``QUIZ``, ``practice_config`` ...); ``spec.onboarding`` is None when absent.
+
+    Optional declarations (defaults: the game has none)
+      ``default_config``  the settings a batch may set, with their defaults; each key's type is
+                          the default's type.
+      ``extra_config``    further settings, without default: name -> accepted Python types, e.g.
+                          ``{"scenes": (list,)}`` (live/batches.py checks them, the batch builder
+                          shows them).
+      ``config_choices``  settings that take one of a few values: name -> values.
+      ``exports``         dataset formats: format name -> :class:`ExportFormat`. Format names are
+                          global across games (``jsonl`` and ``questionnaire-csv`` are the
+                          platform's).
+      ``compare_roles``   the roles the research comparison may group matches by (first: the
+                          default); empty: the game has no score to compare.
+      ``bonus_kinds``     bonus rules a batch of this game may use: kind value -> :class:`BonusKind`.
+      ``doc_page``        the game's page under docs/ whose agent table ``manage.py agent_docs``
+                          generates (between ``<!-- agents:<id> begin ... -->`` markers).
+      ``play_template``   the game page (default ``"<name>/play.html"``, in the package's
+                          ``templates/``); rendered with ``seat``, ``match``, ``game``, ``next_url``,
+                          ``ws_path``, ``seat_config`` ... (live/views.py ``match_play``).
+      ``instructions_template``  the lobby's instructions page (default
+                          ``"<name>/instructions.html"``).
+      ``research_template``  optional partial included on the staff match page (research/match.html)
+                          with ``match`` and ``log``: pictures of the match (None: none).
+      ``monitor_script``  optional static path of a script that adds the game's charts to the
+                          research monitor (``window.GT_MONITOR_GAMES[<id>] = {...}``).
+      ``prewarm``         optional ``"module:function"`` called as ``fn(match, role)`` before the
+                          game page renders (e.g. render the images the page will ask for).
+      ``urls``            optional module (``".urls"``) whose ``urlpatterns`` the site includes at
+                          its root: the game's own endpoints.
+    """
+
+    id: str
+    title: str
+    package: str
+    default_config: dict = field(default_factory=dict)
+    extra_config: dict = field(default_factory=dict)
+    config_choices: dict = field(default_factory=dict)
+    exports: dict = field(default_factory=dict)
+    compare_roles: tuple = ()
+    bonus_kinds: dict = field(default_factory=dict)
+    doc_page: str | None = None
+    play_template: str | None = None
+    instructions_template: str | None = None
+    research_template: str | None = None
+    monitor_script: str | None = None
+    prewarm: str | None = None
+    urls: str | None = None
+
+    def __post_init__(self):
+        name = self.name
+        if self.play_template is None:
+            object.__setattr__(self, "play_template", f"{name}/play.html")
+        if self.instructions_template is None:
+            object.__setattr__(self, "instructions_template", f"{name}/instructions.html")
+
+    @property
+    def name(self) -> str:
+        """The package's last name (``"colors"``): its template and static folder."""
+        return self.package.rsplit(".", 1)[-1]
+
+    @property
+    def template(self) -> str:
+        """The game page's template (:attr:`play_template`)."""
+        return self.play_template
+
+    def resolve(self, ref: str) -> Any:
+        """``"module:attr"`` of this spec (a leading dot: inside the game's package)."""
+        return _resolve(ref, self.package)
+
+    # ------------------------------------------------------------------ the package's modules
+    @cached_property
+    def rules(self) -> ModuleType:
+        return import_module(f"{self.package}.rules")
+
+    @cached_property
+    def content(self) -> ModuleType:
+        return import_module(f"{self.package}.content")
+
+    @cached_property
+    def agents(self) -> ModuleType:
+        return import_module(f"{self.package}.agents")
+
+    @cached_property
+    def actions(self):
+        """The typed schema of the game's actions (``SCHEMA`` of ``<package>.actions``, a
+        :class:`games.actions.ActionSchema`): ``spec.actions.validate(action)``."""
+        return import_module(f"{self.package}.actions").SCHEMA
+
+    @cached_property
+    def hidden(self) -> ModuleType:
+        """What each role must not know (``hidden_from``, ``vary``, ``random_action`` of
+        ``<package>.hidden``; :mod:`games.hidden`)."""
+        return import_module(f"{self.package}.hidden")
+
+    @cached_property
+    def monitor(self) -> ModuleType | None:
+        return _optional_module(f"{self.package}.monitor")
+
+    @cached_property
+    def onboarding(self) -> ModuleType | None:
+        return _optional_module(f"{self.package}.onboarding")
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(self.rules.ROLES)
+
+    # ------------------------------------------------------------------ declared hooks
+    def export_writers(self) -> dict[str, Callable]:
+        """Format name -> writer function (imported)."""
+        return {name: self.resolve(fmt.writer) for name, fmt in self.exports.items()}
+
+    def config_schema(self) -> dict[str, tuple[type, ...]]:
+        """The settings a batch of this game accepts, with their types (``default_config``'s keys
+        typed by their defaults, then ``extra_config``)."""
+        schema: dict[str, tuple[type, ...]] = {}
+        for key, value in self.default_config.items():
+            schema[key] = (bool,) if isinstance(value, bool) else (int,) if isinstance(value, int) else (type(value),)
+        schema.update(self.extra_config)
+        return schema
