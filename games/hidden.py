@@ -12,8 +12,15 @@ Every game declares, in ``games/<game>/hidden.py``::
         # number of target pieces cannot be found by value; they are caught this way)
     def random_action(view: dict, rng: random.Random) -> dict | None
         # a random legal move for the seat whose view this is (None: nothing to do now)
+    SECRET_ROLES = ("listener",)
+        # the roles something is hidden from at some point of a match (() when none): the
+        # contract checks that what is declared for them really appears somewhere else
+    OUTCOME_HIDES_FROM = ()
+        # optional: the roles whose secrets the full record (rules.outcome) holds while the
+        # match runs, so it must never reach them as it is
 
-The leak audit (``tests/test_game_contract.py``, ``tests/leak_audit.py``) plays matches through
+The pure checks of these declarations are in the contract-test library (games/testing.py). The
+leak audit (``tests/test_game_contract.py``, ``tests/leak_audit.py``) plays matches through
 the real websocket and HTTP server and runs :func:`leaks` over every frame and page a seat gets,
 against the values hidden in the state the frame was built from. It checks values, never key
 names: a leak under any key, in any shape the value keeps, is found.

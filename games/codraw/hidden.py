@@ -20,6 +20,11 @@ from games.codraw.metric import similarity
 from games.codraw.scenes import Piece, Scene, format_scene, parse_scene
 from games.hidden import Hidden
 
+# The roles something is hidden from at some point of a match, and those whose secrets the full
+# record (rules.outcome) holds while it runs (games/hidden.py; games/testing.py checks both).
+SECRET_ROLES = ("teller", "drawer")
+OUTCOME_HIDES_FROM = ("drawer",)
+
 
 def _score_values(state: dict) -> list[Hidden]:
     result = similarity(rules.canvas_scene(state), rules.target_scene(state))

@@ -17,6 +17,11 @@ import random
 from games.colors import rules
 from games.hidden import Hidden
 
+# The roles something is hidden from at some point of a match, and those whose secrets the full
+# record (rules.outcome) holds while it runs (games/hidden.py; games/testing.py checks both).
+SECRET_ROLES = ("speaker", "listener")
+OUTCOME_HIDES_FROM = ()
+
 
 def _current(state: dict) -> dict | None:
     return None if rules.is_over(state) else state["rounds"][state["round"]]

@@ -16,6 +16,11 @@ import random
 from games.guesswhich import rules
 from games.hidden import Hidden
 
+# The roles something is hidden from at some point of a match, and those whose secrets the full
+# record (rules.outcome) holds while it runs (games/hidden.py; games/testing.py checks both).
+SECRET_ROLES = ("questioner",)
+OUTCOME_HIDES_FROM = ("questioner",)
+
 
 def _found(state: dict) -> bool:
     return state["phase"] in ("feedback", "done") and bool(state["final_clicks"])

@@ -12,6 +12,11 @@ import random
 
 from games.hidden import MIN_STRING, Hidden
 
+# The roles something is hidden from at some point of a match, and those whose secrets the full
+# record (rules.outcome) holds while it runs (games/hidden.py; games/testing.py checks both).
+SECRET_ROLES = ("questioner",)
+OUTCOME_HIDES_FROM = ()
+
 
 def hidden_from(state: dict, role: str) -> list[Hidden]:
     if role != "questioner":
