@@ -9,6 +9,7 @@ static files and commands).
 """
 from __future__ import annotations
 
+import os
 from importlib import import_module
 
 from games.spec import BonusKind, ExportFormat, GameSpec
@@ -45,7 +46,16 @@ def register(package: str) -> GameSpec:
     return spec
 
 
-for _package in list(GAME_PACKAGES):
+#: Game packages a process adds from its environment: ``GT_GAME_PACKAGES``, comma-separated import
+#: paths, registered after the product's. For a game that is no part of the product: the test
+#: suite's fixture game (tests/fixtures/shapes_game, whose tests start their server and worker
+#: with it) or a game under development. Read here, not in the settings, because the settings
+#: take their INSTALLED_APPS from :data:`GAME_PACKAGES`: every process started with the variable
+#: (web server, agent workers, commands) serves the game and finds its templates and static files.
+EXTRA_GAME_PACKAGES: list[str] = [p.strip() for p in os.environ.get("GT_GAME_PACKAGES", "").split(",")
+                                  if p.strip()]
+
+for _package in [*GAME_PACKAGES, *EXTRA_GAME_PACKAGES]:
     register(_package)
 
 
