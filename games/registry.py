@@ -14,8 +14,8 @@ from importlib import import_module
 
 from games.spec import BonusKind, ExportFormat, GameSpec
 
-__all__ = ["GAME_PACKAGES", "GAMES", "BonusKind", "ExportFormat", "GameSpec", "UnknownGame", "get_game",
-           "register"]
+__all__ = ["GAME_PACKAGES", "GAMES", "BonusKind", "ExportFormat", "GameSpec", "UnknownGame", "bonus_kinds",
+           "get_game", "register"]
 
 GAME_PACKAGES: list[str] = [
     "games.colors",
@@ -48,8 +48,8 @@ def register(package: str) -> GameSpec:
 
 #: Game packages a process adds from its environment: ``GT_GAME_PACKAGES``, comma-separated import
 #: paths, registered after the product's. For a game that is no part of the product: the test
-#: suite's fixture game (tests/fixtures/shapes_game, whose tests start their server and worker
-#: with it) or a game under development. Read here, not in the settings, because the settings
+#: suite's fixture game (tests/fixtures/, whose tests start their server and worker with it) or a
+#: game under development. Read here, not in the settings, because the settings
 #: take their INSTALLED_APPS from :data:`GAME_PACKAGES`: every process started with the variable
 #: (web server, agent workers, commands) serves the game and finds its templates and static files.
 EXTRA_GAME_PACKAGES: list[str] = [p.strip() for p in os.environ.get("GT_GAME_PACKAGES", "").split(",")
@@ -73,3 +73,8 @@ def get_game(game_id: str) -> GameSpec:
 def specs_with(attribute: str) -> list[GameSpec]:
     """The registered games whose spec sets ``attribute`` (not empty, not None), in registry order."""
     return [spec for spec in GAMES.values() if getattr(spec, attribute)]
+
+
+def bonus_kinds() -> dict[str, BonusKind]:
+    """Every registered game's bonus kinds (``GameSpec.bonus_kinds``): kind value -> :class:`BonusKind`."""
+    return {kind: bonus for spec in GAMES.values() for kind, bonus in spec.bonus_kinds.items()}
