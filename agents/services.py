@@ -6,7 +6,7 @@ import time
 
 from agents.registry import agent_instance, get_agent_spec
 from games.base import Event, IllegalAction
-from games.models import Match
+from live.models import Match
 from games.registry import get_game
 from live.services import match_apply_action
 

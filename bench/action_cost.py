@@ -45,7 +45,7 @@ def main() -> None:
     from django.db.backends.postgresql.base import DatabaseWrapper
 
     from games.colors.content import generate
-    from games.models import Match, Seat
+    from live.models import Match, Seat
     from live.services import SeatSpec, match_apply_action, match_create
 
     counts = {"statements": 0, "commits": 0, "health_checks": 0}

@@ -33,7 +33,7 @@ def main() -> None:
 
     django.setup()
     from games.colors.content import generate
-    from games.models import Seat
+    from live.models import Seat
     from live.services import SeatSpec, match_create
 
     started = time.monotonic()

@@ -171,7 +171,7 @@ class Bots:
         self.chats = 0
 
     def _new_match(self, i: int):
-        from games.models import Seat
+        from live.models import Seat
         from live.services import SeatSpec, match_create
 
         self.seed += 1
@@ -214,7 +214,7 @@ class Bots:
 
     def poll_once(self) -> None:
         """Read every match's round; a speaker whose listener clicked speaks again."""
-        from games.models import Match
+        from live.models import Match
 
         ids = [s["id"] for s in self.slots]
         rows = {mid: (status, rnd) for mid, status, rnd in
@@ -244,7 +244,7 @@ class Bots:
 
 def measure(match_ids: list, t0_ms: int, t1_ms: int) -> dict:
     """Per turn latency from the match log: speaker chat committed -> listener click committed."""
-    from games.models import MatchEvent
+    from live.models import MatchEvent
 
     events = (MatchEvent.objects.filter(match_id__in=match_ids, type__in=["message_sent", "color_clicked"])
               .order_by("match_id", "seq").values_list("match_id", "seq", "type", "actor", "t"))

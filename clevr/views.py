@@ -44,7 +44,7 @@ from django.http import HttpResponse, HttpResponseNotFound, HttpResponseNotModif
 from django.views.decorators.http import require_safe
 
 from live import selectors
-from games.models import Match
+from live.models import Match
 from games.registry import get_game
 
 #: name -> (width, height, supersample)

@@ -29,7 +29,7 @@ from django.core import signing
 from django.db import transaction
 from django.utils import timezone
 
-from games.models import Participant
+from crowd.models import Participant
 
 SESSION_KEY = "gt_owned"
 TRANSFER_TTL = timedelta(minutes=10)
@@ -163,7 +163,7 @@ def _tell_open_seats(p: Participant) -> None:
     """Sockets of the participant's active seats check again whose they are (the old browser's
     are closed: live.consumers.MatchConsumer.match_owner_changed)."""
     from live.broadcast import publish_notice
-    from games.models import Match, Seat
+    from live.models import Match, Seat
 
     for seat_id, match_id in Seat.objects.filter(participant=p, match__status=Match.Status.ACTIVE) \
             .values_list("pk", "match_id"):

@@ -24,7 +24,7 @@ from crowd import reconcile
 from crowd.models import BonusRule, Launch, PayAction
 from crowd.staff import LAUNCH_LIVE, LAUNCH_SANDBOX, PAY, REVIEW, staff_permission
 from research import monitor
-from games.models import Batch
+from live.models import Batch
 
 _ID_LIST = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 40}))
 

@@ -38,7 +38,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from games.models import OnboardingResult, Participant, QuizAttempt
+from crowd.models import OnboardingResult, Participant, QuizAttempt
 from games.registry import get_game
 
 QUIZ, PRACTICE = "quiz", "practice"
@@ -321,7 +321,7 @@ def _result_row(p: Participant, kind: str, version: str) -> OnboardingResult:
 
 def current_practice(p: Participant):
     """The worker's practice round not yet graded, if any (selector)."""
-    from games.models import PracticeRound
+    from crowd.models import PracticeRound
 
     return PracticeRound.objects.filter(participant=p, graded=False).select_related("match").order_by("-pk").first()
 
@@ -331,7 +331,8 @@ def practice_start(*, participant_id: int):
     """The worker's practice match against the game's agent: the one under way, or a new one.
     Its seat has no participant (the match is no game of the batch: it is not counted, has no
     batch and is left out of the exports); its token is kept on the PracticeRound."""
-    from games.models import PracticeRound, Seat
+    from crowd.models import PracticeRound
+    from live.models import Seat
     from live.services import SeatSpec, match_create
 
     p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
@@ -356,7 +357,7 @@ def practice_check(*, participant_id: int) -> Participant:
     score asked) -> waiting; failed with attempts left -> stays in onboarding; the last attempt
     failed -> exit ``failed_onboarding``. A match still running changes nothing."""
     from crowd.outcomes import participant_exit
-    from games.models import Match
+    from live.models import Match
 
     p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
     practice = definition(p.batch.game_id, PRACTICE)
@@ -390,7 +391,7 @@ def practice_check(*, participant_id: int) -> Participant:
 
 def practice_next_url(match) -> str | None:
     """Where a practice match's page sends the worker when it ends: back to their page."""
-    from games.models import PracticeRound
+    from crowd.models import PracticeRound
 
     rnd = PracticeRound.objects.filter(match=match).select_related("participant").first()
     return f"/p/{rnd.participant.token}/" if rnd else None

@@ -42,8 +42,8 @@ from django.utils import timezone
 
 from crowd import mturk, outcomes, prolific
 from crowd import verify
-from crowd.models import BonusRule, Launch, PayAction
-from games.models import Batch, Match, Participant, Seat
+from crowd.models import BonusRule, Launch, PayAction, Participant
+from live.models import Batch, Match, Seat
 from groundtalk_web import csvsafe
 
 ENDED = (Match.Status.FINISHED, Match.Status.TIMED_OUT)
@@ -156,7 +156,7 @@ CHAT_EVENTS = ("message_sent", "question_asked", "answer_given")
 
 def dialog_excerpts(match_ids, n: int = 3) -> dict:
     """match id -> its first ``n`` dialog lines ("role: text"), one query."""
-    from games.models import MatchEvent
+    from live.models import MatchEvent
 
     out: dict = {}
     for e in (MatchEvent.objects.filter(match_id__in=list(match_ids), type__in=CHAT_EVENTS)

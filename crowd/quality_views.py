@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 
 from crowd import onboarding, questionnaire
 from live import ratelimit
-from games.models import Participant
+from crowd.models import Participant
 
 
 def _ctx(p: Participant) -> dict:

@@ -24,7 +24,8 @@ from importlib import import_module
 
 from django.db import IntegrityError, transaction
 
-from games.models import Participant, QuestionnaireResponse, Seat
+from crowd.models import Participant, QuestionnaireResponse
+from live.models import Seat
 from games.registry import get_game
 from groundtalk_web import csvsafe
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from botocore.exceptions import BotoCoreError, ClientError
 
 from crowd import mturk, prolific, verify
-from crowd.models import Launch
-from games.models import Batch, Participant
+from crowd.models import Launch, Participant
+from live.models import Batch
 
 PROLIFIC_OPEN = ("AWAITING REVIEW", "ACTIVE")
 

@@ -49,16 +49,16 @@ POWERS = [
 ROLES = {
     "researcher": [
         RESEARCH, LAUNCH_SANDBOX, REVIEW,
-        "games.add_batch", "games.change_batch", "games.view_batch",
-        "games.add_study", "games.change_study", "games.view_study",
-        "games.add_content", "games.change_content", "games.view_content",
-        "games.view_match", "games.view_matchevent", "games.view_seat", "games.view_participant",
+        "live.add_batch", "live.change_batch", "live.view_batch",
+        "crowd.add_study", "crowd.change_study", "crowd.view_study",
+        "live.add_content", "live.change_content", "live.view_content",
+        "live.view_match", "live.view_matchevent", "live.view_seat", "crowd.view_participant",
         "crowd.view_bonusrule", "crowd.view_launch", "crowd.view_payaction",
     ],
     "payer": [
         REVIEW, LAUNCH_SANDBOX, LAUNCH_LIVE, PAY,
         "crowd.add_bonusrule", "crowd.change_bonusrule", "crowd.view_bonusrule",
-        "crowd.view_launch", "crowd.view_payaction", "games.view_batch", "games.view_participant",
+        "crowd.view_launch", "crowd.view_payaction", "live.view_batch", "crowd.view_participant",
     ],
 }
 

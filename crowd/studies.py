@@ -13,7 +13,7 @@ who may *start*, never takes a started study away.
 """
 from __future__ import annotations
 
-from games.models import Participant
+from crowd.models import Participant
 
 from crowd.entry import EntryRefused
 

@@ -176,7 +176,7 @@ def settle_pending(participant, assignment: dict) -> None:
     """A pending participant's assignment as MTurk lists it once submitted (ListAssignmentsForHIT,
     crowd/reconcile.py): verified when it names the participant's worker and HIT, refused (with
     why, for the lab) when not. Saved."""
-    from games.models import Participant
+    from crowd.models import Participant
 
     if participant.verification != PENDING or assignment.get("AssignmentId") != participant.assignment_id:
         return
@@ -197,7 +197,7 @@ def recheck(participant, *, force: bool = False) -> Check | None:
     """Ask the platform again about an unverified or pending participant (at most every
     ``RECHECK_S`` unless ``force``); saves and returns what it said, None when not asked.
     ``NotVerified`` propagates (the platform says the participant is not who they said)."""
-    from games.models import Participant
+    from crowd.models import Participant
 
     if participant.verification not in (UNVERIFIED, PENDING):
         return None

@@ -11,7 +11,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from crowd import entry, identity, outcomes
 from crowd.staff import RESEARCH, staff_permission
 from live import ratelimit
-from games.models import Batch, Participant
+from crowd.models import Participant
+from live.models import Batch
 
 
 def other_browser(request, participant: Participant | None, *, as_json: bool = False):

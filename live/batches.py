@@ -47,7 +47,7 @@ def _type_ok(value, types: tuple[type, ...]) -> bool:
 
 def problems(*, game_id, pairing, human_roles, agents, on_timeout, config) -> list[tuple[str, str]]:
     from agents.registry import all_agents
-    from games.models import Batch
+    from live.models import Batch
 
     if game_id not in GAMES:
         return [("game_id", f"Unknown game {game_id!r}; registered games: {', '.join(sorted(GAMES))}.")]

@@ -29,7 +29,8 @@ from crowd import studies as crowd_studies
 from crowd import verify
 from crowd.outcomes import participant_exit
 from live import presence
-from games.models import Batch, Content, Match, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Content, Match, Seat
 from games.registry import get_game
 from live.services import SeatSpec, match_create
 from groundtalk_web.loopback import is_loopback

@@ -28,7 +28,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from games.models import Match, MatchEvent
+from live.models import Match, MatchEvent
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
@@ -195,7 +195,7 @@ def write_action(match: Match, rows: list[MatchEvent], *, finished: bool) -> Non
 
 def _turn_clock_orm(match: Match, finished: bool) -> list[str]:
     """The turn clock of the SQL in ``_update_sql``, for the ORM (the embedded SQLite); the fields set."""
-    from games.models import Seat
+    from live.models import Seat
 
     taken = getattr(match, "_turn_taken", True)
     humans_due = not finished and any(r not in match.agent_seats for r in to_act_roles(match))

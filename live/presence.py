@@ -31,7 +31,8 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from crowd.outcomes import participant_exit
-from games.models import Batch, Match, MatchEvent, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Match, MatchEvent, Seat
 
 log = logging.getLogger(__name__)
 

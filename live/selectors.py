@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models import Count, Q
 
 from live import match_store
-from games.models import Batch, Match, MatchEvent, Seat
+from live.models import Batch, Match, MatchEvent, Seat
 from games.registry import get_game
 from live.services import event_row_to_wire, project_event
 

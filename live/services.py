@@ -38,7 +38,8 @@ from django.utils import timezone
 
 from live import match_store
 from games.base import SYSTEM, Event, IllegalAction, turn_limit_s, turn_taken
-from games.models import Batch, Match, MatchEvent, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Match, MatchEvent, Seat
 from games.registry import get_game
 
 

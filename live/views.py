@@ -18,7 +18,8 @@ from crowd import quality_views as crowd_quality_views
 from crowd.onboarding import practice_next_url
 from crowd import views as crowd_views
 from live import lobby, ratelimit, selectors
-from games.models import Batch, Participant
+from crowd.models import Participant
+from live.models import Batch
 from games.registry import get_game
 from groundtalk_web.csp import allow_form_action
 from groundtalk_web.errors import error_response
@@ -284,7 +285,7 @@ def match_turn(request, match_id):
     taken their turn within the limit (``offer``: this seat may end the game), or whether this seat
     has not (``stalled``), with what ending the game would pay each, in plain words."""
     from crowd.outcomes import pay_for, pay_text
-    from games.models import Match
+    from live.models import Match
     from live.services import stall_offer
 
     seat, refused = _seat_for(request, match_id, request.GET.get("seat", ""))

@@ -39,7 +39,7 @@ from django.db import transaction
 from django.db.models import DateTimeField, Exists, ExpressionWrapper, F, OuterRef, Q
 from django.utils import timezone
 
-from games.models import Match
+from live.models import Match
 from live.presence import absent_seats_sweep
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ def _stalled(active, now):
     """Active matches whose human seat due has not taken its turn within the turn limit, not yet
     recorded. A match with a person gone is left to the partner-gone check (the partner may have
     left first: ``match_staller`` decides when it ends)."""
-    from games.models import Seat
+    from live.models import Seat
 
     gone = Seat.objects.filter(match=OuterRef("pk"), kind=Seat.Kind.HUMAN, connected=0, left_at__isnull=False)
     return (active.filter(turn_since__isnull=False, turn_limit__isnull=False, stalled_role="")

@@ -11,7 +11,8 @@ from crowd.outcomes import crowd_problems
 from crowd.questionnaire import questionnaire_problems
 from research.batch_builder import GameFields, fieldsets_for_games
 from live.batches import batch_problems, problems
-from games.models import Batch, Content, Match, MatchEvent, Participant, Seat, Study
+from crowd.models import Participant, Study
+from live.models import Batch, Content, Match, MatchEvent, Seat
 from games.registry import GAMES
 
 _request: ContextVar = ContextVar("batch_admin_request", default=None)

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 
 from crowd.staff import RESEARCH, staff_permission
 from research.exports import DEFAULT_STATUS, FORMAT_FILES, STATUSES, ExportStream, export_formats, export_selection
-from games.models import Batch
+from live.models import Batch
 
 
 def _aware(day) -> datetime | None:

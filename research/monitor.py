@@ -56,7 +56,7 @@ from scipy import stats
 from live import selectors
 from games.base import SYSTEM
 from clevr.metrics import bootstrap_ci, compare_versions
-from games.models import Batch, Match, MatchEvent, Seat
+from live.models import Batch, Match, MatchEvent, Seat
 from games.registry import get_game
 
 ENDED = (Match.Status.FINISHED, Match.Status.TIMED_OUT)

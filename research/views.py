@@ -22,7 +22,7 @@ from crowd.staff import RESEARCH, staff_permission
 from research import monitor
 from live.batches import batch_problems
 from clevr import views as clevr_views
-from games.models import Batch, Match
+from live.models import Batch, Match
 from games.registry import GAMES
 
 

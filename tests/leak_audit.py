@@ -27,7 +27,8 @@ from websockets.asyncio.client import connect
 
 from agents.registry import all_agents
 from games.hidden import Hidden, leaks, text_leaks
-from games.models import Batch, Match, MatchEvent, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Match, MatchEvent, Seat
 from games.registry import GAMES
 from live.services import SeatSpec, match_create
 

@@ -3,21 +3,22 @@ researcher is in the groups the migration crowd/0003_staff_groups makes.
 
 A transactional test's flush empties every table, the migration's groups too (Django re-makes
 content types and permissions after a flush, not data a migration wrote): ``ensure_groups`` makes
-them again with the migration's own function."""
+them again: the roles of crowd/staff.py, which the migration's copy (relabelled by the move of
+issue 22, games/migrations/0015_move_models_out.py) equals (tests/crowd/test_staff_powers.py)."""
 from __future__ import annotations
 
-import importlib
-
-from django.apps import apps
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 
-staff_groups_migration = importlib.import_module("crowd.migrations.0003_staff_groups")
+from crowd.staff import ROLES
 
 
 def ensure_groups() -> None:
-    if Group.objects.filter(name__in=list(staff_groups_migration.ROLES)).count() < len(staff_groups_migration.ROLES):
-        staff_groups_migration.make_groups(apps, None)
+    if Group.objects.filter(name__in=list(ROLES)).count() < len(ROLES):
+        for name, perms in ROLES.items():
+            group, _ = Group.objects.get_or_create(name=name)
+            group.permissions.add(*[Permission.objects.get(content_type__app_label=app, codename=codename)
+                                    for app, codename in (p.split(".", 1) for p in perms)])
 
 
 def staff_user(username: str, password: str = "pw", roles=("researcher", "payer")):

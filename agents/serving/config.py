@@ -111,7 +111,7 @@ class ModelAgentConfig:
         return f"model.{self.family_key}" if self.kind == "torch" else None
 
     def seat_record(self) -> dict:
-        """What a seat this agent plays records at match creation (games.models.Seat.agent_model);
+        """What a seat this agent plays records at match creation (live.models.Seat.agent_model);
         the worker adds the checkpoint's sha256 it actually loaded when the model acts."""
         if self.kind == "http":
             parts = urlsplit(self.url)

@@ -1,7 +1,7 @@
 """Recording which model played a seat (``Seat.agent_model``), written by whoever ran the model."""
 from __future__ import annotations
 
-from games.models import Seat
+from live.models import Seat
 
 
 def seats_record_model(*, turns: list[tuple[str, str]], record: dict) -> int:

@@ -215,7 +215,7 @@ class ModelWorker:
     # ------------------------------------------------------------------------------- one batch
     def _run_batch(self) -> None:
         from live import match_store
-        from games.models import Match
+        from live.models import Match
         from games.registry import get_game
 
         turns, self.pending = self.pending, []

@@ -31,7 +31,7 @@ from games.codraw import art as svg_art
 from games.codraw import clipart as ca
 from games.codraw.render import scene_svg
 from games.codraw.rules import OFF_CANVAS_MARGIN
-from games.models import Match, MatchEvent
+from live.models import Match, MatchEvent
 
 GAME_ID = "codraw_v1"
 BACKGROUND_PNG = "background.png"

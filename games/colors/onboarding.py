@@ -45,7 +45,7 @@ QUIZ = {
 
 # The practice round (Batch.onboarding == "practice"): two rounds as the listener against the
 # lexicon speaker agent, passed when the game was played to its end with at least one right pick.
-# It is not a game of the batch: no batch, not counted, not exported (games.models.PracticeRound).
+# It is not a game of the batch: no batch, not counted, not exported (crowd.models.PracticeRound).
 PRACTICE = {
     "version": "1",
     "role": "listener",

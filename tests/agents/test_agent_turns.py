@@ -8,7 +8,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents.services import agent_fallback_turn, agent_take_turn
-from games.models import Match, MatchEvent
+from live.models import Match, MatchEvent
 
 from ..platform.factories import colors_match, listener_target
 from ..transport.test_match_consumer import connect, until

@@ -16,7 +16,7 @@ from django.test import Client, override_settings
 from agents import liveness
 from live import lobby
 from live.batches import batch_problems, runnable
-from games.models import Batch
+from live.models import Batch
 
 from ..conftest import ROOT, child_env
 

@@ -125,7 +125,7 @@ def watched_page(browser):
 def enter_paired(page, base: str, batch, person: str):
     """Enter ``batch`` through its signed lab link for ``person``, consent, say ready and be paired
     with the model at once; the match."""
-    from games.models import Match
+    from live.models import Match
 
     page.goto(base + lab_url(batch, person))
     page.click("#agree")

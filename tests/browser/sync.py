@@ -23,7 +23,7 @@ SYNCED_JS = """seq => {
 
 
 def match_seq(match_id) -> int:
-    from games.models import Match
+    from live.models import Match
 
     return Match.objects.values_list("seq", flat=True).get(pk=match_id)
 

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from games.models import Batch
+from live.models import Batch
 
 from .conftest import SCREENS
 
@@ -30,7 +30,7 @@ def test_builder_offers_the_games_choices_and_refuses_a_bad_batch(live_server_ur
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    login(page, live_server_url, "/admin/games/batch/add/")
+    login(page, live_server_url, "/admin/live/batch/add/")
 
     page.locator("#id_title").press_sequentially("Pilot colors")
     expect(page.locator("#id_slug")).to_have_value("pilot-colors")   # the admin's prepopulated slug
@@ -90,7 +90,7 @@ def test_a_batch_whose_worker_is_gone_is_shown_as_such(live_server_url, browser)
     get_user_model().objects.create_superuser("builder", "b@example.org", "pw-builder")
     ctx = browser.new_context(viewport={"width": 1366, "height": 768})
     page = ctx.new_page()
-    login(page, live_server_url, "/admin/games/batch/")
+    login(page, live_server_url, "/admin/live/batch/")
     row = page.locator("#result_list tr", has_text="no-worker")
     expect(row).to_contain_text("No worker is running for agent 'colors_pragmatic_listener'")
     expect(row.locator("td.field-can_run img")).to_have_attribute("alt", "False")

@@ -19,7 +19,7 @@ from games.codraw import clipart as ca
 from games.codraw import content as codraw_content
 from games.codraw.agents import RuleDrawer
 from games.codraw.rules import view_for
-from games.models import Batch, Content, Match, MatchEvent, Seat
+from live.models import Batch, Content, Match, MatchEvent, Seat
 
 from tests.browser.sync import wait_painted, wait_synced
 from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, model_worker_stack, read_lines, watched_page

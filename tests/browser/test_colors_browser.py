@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from games.models import Batch, Match, Participant
+from crowd.models import Participant
+from live.models import Batch, Match
 
 from tests.platform.factories import lab_url
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from games.models import Batch, Match, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Match, Seat
 
 from ..conftest import child_env, running_server
 from .demo import enter_both_people

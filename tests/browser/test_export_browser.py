@@ -7,7 +7,7 @@ import io
 import pytest
 from playwright.sync_api import expect
 
-from games.models import Match, Seat
+from live.models import Match, Seat
 from live.services import SeatSpec, match_apply_action, match_create
 
 from ..platform.factories import batch as make_batch

@@ -15,7 +15,8 @@ from django.conf import settings
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from games.models import Batch, Match, MatchEvent, Participant
+from crowd.models import Participant
+from live.models import Batch, Match, MatchEvent
 from tests.platform.factories import lab_url
 
 from .conftest import SCREENS

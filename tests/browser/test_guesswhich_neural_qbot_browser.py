@@ -16,7 +16,7 @@ import pytest
 
 from clevr.alice import make_alice
 from games.guesswhich.rules import view_for
-from games.models import Batch, Match, MatchEvent, Seat
+from live.models import Batch, Match, MatchEvent, Seat
 
 from tests.browser.model_stack import (SHOTS, acted_turns, agent_entry, enter_paired, model_worker_stack, read_lines,
                                       train_small_alice, watched_page)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from games.models import Match
+from live.models import Match
 
 from ..platform.factories import batch as make_batch
 from ..research import play

@@ -25,7 +25,8 @@ from urllib.parse import parse_qs, urlencode
 import pytest
 from playwright.sync_api import expect
 
-from games.models import Batch, Participant
+from crowd.models import Participant
+from live.models import Batch
 
 from ..conftest import child_env, free_port, running_server
 from .conftest import SCREENS

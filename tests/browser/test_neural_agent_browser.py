@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from agents.registry import agent_instance
 from games.colors.rules import view_for
-from games.models import Batch, Match, MatchEvent, Seat
+from live.models import Batch, Match, MatchEvent, Seat
 
 from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, model_worker_stack, read_lines, watched_page
 from tests.browser.sync import wait_painted, wait_synced

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from games.models import Batch
+from live.models import Batch
 from tests.platform.factories import lab_url
 
 from .conftest import SCREENS

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from games.models import Batch, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Seat
 from live.services import SeatSpec, match_create
 from tests.platform.factories import lab_url
 from tests.platform.stall_client import Person
@@ -56,7 +57,7 @@ def test_a_person_waiting_on_a_staller_is_offered_to_end_with_full_pay(live_serv
     try:
         expect(offer).to_be_visible(timeout=30000)
     except AssertionError:
-        from games.models import Match, MatchEvent
+        from live.models import Match, MatchEvent
         match = Match.objects.get(batch=b)
         raise AssertionError(f"no offer: {match.status} stalled={match.stalled_role!r} since={match.turn_since} "
                              f"events={list(MatchEvent.objects.filter(match=match).values_list('type', 'payload'))} "

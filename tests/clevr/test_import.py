@@ -19,7 +19,7 @@ from clevr.dataset import find_images_folder, load_dataset
 from clevr.scenes import SceneFormatError, generate_scene
 from games.guesswhich import content as gw_content
 from games.guesswhich import rules as gw_rules
-from games.models import Batch, Content, Seat
+from live.models import Batch, Content, Seat
 from live.services import SeatSpec, match_create
 from games.visdial import content as vd_content
 from games.visdial import exports as vd_exports

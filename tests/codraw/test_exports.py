@@ -238,7 +238,7 @@ def test_the_slots_follow_the_interface_without_the_recorded_strings(codraw_file
 def test_import_content_command_keeps_what_the_export_needs(codraw_file):
     from django.core.management import call_command
 
-    from games.models import Content
+    from live.models import Content
     path, original = codraw_file
     out = io.StringIO()
     call_command("import_content", "codraw", str(path), stdout=out)

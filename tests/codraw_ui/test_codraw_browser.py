@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from games.codraw import clipart as ca
 from games.codraw.metric import similarity
-from games.models import Match, MatchEvent, Seat
+from live.models import Match, MatchEvent, Seat
 from live.services import SeatSpec, match_create
 
 from ..browser.sync import wait_painted, wait_synced

@@ -125,7 +125,7 @@ def test_bad_files_are_refused_with_the_line(tmp_path):
 
 @pytest.mark.django_db
 def test_import_content_command_stores_the_games(released_csv, capsys):
-    from games.models import Batch, Content
+    from live.models import Batch, Content
 
     batch = Batch.objects.create(slug="cic", title="cic", game_id="colors_v1", config={"rounds": 1})
     call_command("import_content", "colors_v1", released_csv, "--batch", "cic")

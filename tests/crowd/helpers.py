@@ -7,8 +7,8 @@ import boto3
 from botocore.stub import Stubber
 from django.utils import timezone
 
-from crowd.models import BonusRule
-from games.models import Batch, Match, MatchEvent, Participant, Seat
+from crowd.models import BonusRule, Participant
+from live.models import Batch, Match, MatchEvent, Seat
 
 _n = itertools.count()
 

@@ -324,7 +324,7 @@ def test_soft_block_uses_the_qualification_given():
 def test_only_the_batchs_matches_count_for_the_bonus():
     from django.utils import timezone
 
-    from games.models import Match, Seat
+    from live.models import Match, Seat
 
     b = h.batch()
     r = h.rule(b)

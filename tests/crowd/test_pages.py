@@ -137,7 +137,7 @@ def test_review_reject_needs_a_reason(staff, stub):
 
 
 def test_prolific_block_list_starts_with_the_excluded_studies_workers(staff):
-    from games.models import Study
+    from crowd.models import Study
 
     old, b = h.batch(), h.batch(entry_kinds=["prolific"])
     h.participant(old, "5fPAST", platform="prolific")

@@ -8,12 +8,15 @@ work for one with it. A new view that forgets the check fails here."""
 from __future__ import annotations
 
 import importlib
+from types import SimpleNamespace
 
 import pytest
-from django.apps import apps as django_apps
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
+from django.contrib.contenttypes.models import ContentType
+from django.db import connection
+from django.db.migrations.loader import MigrationLoader
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from crowd import mturk, staff
@@ -132,11 +135,24 @@ def test_superuser_and_both_groups_open_every_staff_page(client, world, rec):
 
 
 def test_the_groups_are_the_roles_of_crowd_staff():
-    """The migration's copy of the roles is crowd/staff.py's, and its function makes exactly them."""
+    """The migration's copy of the roles is crowd/staff.py's (its games.* permissions relabelled to
+    the apps the models moved to in issue 22), and its function, followed by the move's relabelling
+    (games 0015), makes exactly them."""
     migration = importlib.import_module("crowd.migrations.0003_staff_groups")
-    assert migration.ROLES == staff.ROLES and migration.POWERS == staff.POWERS
+    move = importlib.import_module("games.migrations.0015_move_models_out")
+
+    def relabelled(perm):
+        app, codename = perm.split(".")
+        return f"{move.MOVED[codename.split('_', 1)[1]]}.{codename}" if app == "games" else perm
+
+    assert {name: [relabelled(p) for p in perms] for name, perms in migration.ROLES.items()} == staff.ROLES
+    assert migration.POWERS == staff.POWERS
     Group.objects.filter(name__in=list(staff.ROLES)).delete()
-    migration.make_groups(django_apps, None)
+    loader = MigrationLoader(connection)
+    migration.make_groups(loader.project_state(("crowd", "0003_staff_groups")).apps, None)
+    # make_groups made games.* content types beside today's live.* and crowd.* ones: the move folds them in
+    move.forwards(loader.project_state(("games", "0015_move_models_out")).apps, SimpleNamespace(connection=connection))
+    assert not ContentType.objects.filter(app_label="games").exists()
     for name, perms in staff.ROLES.items():
         held = {f"{p.content_type.app_label}.{p.codename}" for p in Group.objects.get(name=name).permissions.all()}
         assert held == set(perms), name
@@ -145,7 +161,7 @@ def test_the_groups_are_the_roles_of_crowd_staff():
     assert researcher.has_perm(staff.RESEARCH) and not researcher.has_perm(staff.PAY)
     assert not researcher.has_perm(staff.LAUNCH_LIVE) and not researcher.has_perm("crowd.change_bonusrule")
     assert payer.has_perm(staff.PAY) and payer.has_perm(staff.LAUNCH_LIVE) and not payer.has_perm(staff.RESEARCH)
-    assert not any(u.has_perm(f"games.delete_{m}") for u in (researcher, payer) for m in ("batch", "match"))
+    assert not any(u.has_perm(f"live.delete_{m}") for u in (researcher, payer) for m in ("batch", "match"))
 
 
 def launch_form(**kw):
@@ -207,13 +223,13 @@ def test_admin_models_need_their_permissions(client, world):
     """The admin checks model permissions: staff without a group see no model; the researcher sees
     the batches and the pay audit but cannot change a bonus rule; the payer can."""
     nobody = client_as(client, staff_user("adm-none", roles=()))
-    models = [m for m in admin.site._registry if m._meta.app_label in ("games", "crowd", "auth")]
+    models = [m for m in admin.site._registry if m._meta.app_label in ("live", "crowd", "auth")]
     for model in models:
         url = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
         assert nobody.get(url).status_code == 403, url
     rule = h.rule(world["batch"])
     client_as(client, staff_user("adm-res", roles=("researcher",)))
-    assert client.get("/admin/games/batch/").status_code == 200
+    assert client.get("/admin/live/batch/").status_code == 200
     assert client.get("/admin/crowd/payaction/").status_code == 200
     assert client.get("/admin/auth/user/").status_code == 403
     change = f"/admin/crowd/bonusrule/{rule.pk}/change/"

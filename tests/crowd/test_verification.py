@@ -9,9 +9,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from crowd import payments, reconcile, verify
-from crowd.models import Launch, PayAction
+from crowd.models import Launch, PayAction, Participant, Study
 from live import lobby
-from games.models import Batch, Participant, Seat, Study
+from live.models import Batch, Seat
 from tests.crowd.platform_ids import mturk_rec, mturk_worker, prolific_id, prolific_rec  # noqa: F401 (fixtures)
 from tests.platform.factories import batch as make_batch
 
@@ -137,7 +137,7 @@ def test_a_made_up_worker_id_that_entered_first_is_caught_before_pay(mturk_rec):
     staff = User.objects.create_superuser("lab", "lab@example.org", "pw")
     c = Client()
     c.force_login(staff)
-    assert fake in c.get("/admin/games/participant/?verification=refused").content.decode()
+    assert fake in c.get("/admin/crowd/participant/?verification=refused").content.decode()
 
 
 def test_the_review_page_settles_pending_participants_from_mturks_listing(mturk_rec):
@@ -582,6 +582,6 @@ def test_the_admin_lists_and_filters_participants_by_verification(mturk_rec):
     staff = User.objects.create_superuser("root", "root@example.org", "pw")
     c = Client()
     c.force_login(staff)
-    page = c.get("/admin/games/participant/?verification=unverified")
+    page = c.get("/admin/crowd/participant/?verification=unverified")
     assert page.status_code == 200 and w in page.content.decode()
-    assert w not in c.get("/admin/games/participant/?verification=verified").content.decode()
+    assert w not in c.get("/admin/crowd/participant/?verification=verified").content.decode()

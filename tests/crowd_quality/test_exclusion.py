@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from research.admin import BatchForm
-from games.models import Participant, Study
+from crowd.models import Participant, Study
 
 from ..platform.factories import batch as make_batch
 from ..platform.factories import lab_url

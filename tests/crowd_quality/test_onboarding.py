@@ -10,7 +10,8 @@ from django.utils.html import escape
 from crowd import onboarding
 from live import lobby
 from research.admin import BatchForm
-from games.models import Batch, OnboardingResult, Participant, QuizAttempt
+from crowd.models import OnboardingResult, Participant, QuizAttempt
+from live.models import Batch
 from games.registry import GAMES
 
 from ..platform.factories import batch as make_batch

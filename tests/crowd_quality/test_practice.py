@@ -14,7 +14,8 @@ from crowd import onboarding
 from live import lobby
 from games.base import IllegalAction
 from research.exports import run_export
-from games.models import Match, OnboardingResult, Participant, PracticeRound
+from crowd.models import OnboardingResult, Participant, PracticeRound
+from live.models import Match
 from live.services import match_apply_action
 
 from ..platform.factories import batch as make_batch

@@ -7,7 +7,8 @@ import pytest
 from playwright.sync_api import expect
 
 from crowd.onboarding import game_quiz
-from games.models import Batch, OnboardingResult, Participant, PracticeRound, QuestionnaireResponse
+from crowd.models import OnboardingResult, Participant, PracticeRound, QuestionnaireResponse
+from live.models import Batch
 
 from tests.browser.conftest import SCREENS, browser  # noqa: F401  (the fixture)
 from tests.browser.sync import wait_painted

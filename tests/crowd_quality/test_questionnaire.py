@@ -12,7 +12,8 @@ from django.test import Client
 
 from crowd import questionnaire
 from research.exports import run_export
-from games.models import Batch, Participant, QuestionnaireResponse, Seat
+from crowd.models import Participant, QuestionnaireResponse
+from live.models import Batch, Seat
 from live.selectors import pseudonym
 
 from ..platform.factories import batch as make_batch

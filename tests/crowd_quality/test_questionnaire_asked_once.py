@@ -16,7 +16,8 @@ import pytest
 from crowd import questionnaire
 from research.exports import run_export
 from games.guesswhich.rules import C
-from games.models import Match, Participant, QuestionnaireResponse, Seat
+from crowd.models import Participant, QuestionnaireResponse
+from live.models import Match, Seat
 from live.selectors import pseudonym
 from live.services import match_apply_action
 

@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from crowd import onboarding
-from games.models import OnboardingResult, Participant, QuizAttempt
+from crowd.models import OnboardingResult, Participant, QuizAttempt
 
 from ..platform.factories import batch as make_batch
 from .test_onboarding import BANK, QUIZ, RIGHT, WRONG, attempt_answers, enter_ready, me

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from games.models import Match
+from live.models import Match
 
 pytestmark = pytest.mark.django_db
 
@@ -68,7 +68,8 @@ def test_guesswhich_versions_compared_with_mann_whitney(tmp_path):
 
 def test_imported_codraw_scenes_feed_a_batch(tmp_path):
     from live.lobby import lobby_poll
-    from games.models import Batch, Content, Participant
+    from crowd.models import Participant
+    from live.models import Batch, Content
     from games.codraw.scenes import parse_scene
 
     simulate("codraw", "--matches", "2", "--seat", "teller=codraw_rule_teller", "--seat", "drawer=codraw_rule_drawer",

@@ -229,7 +229,7 @@ class Stack:
         script = f"""
 import json
 from live.services import SeatSpec, match_create
-from games.models import Seat
+from live.models import Seat
 out = []
 for _ in range({n}):
     seats = {{"listener": SeatSpec(kind="human")}}

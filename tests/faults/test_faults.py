@@ -239,7 +239,7 @@ def test_mass_lobby_arrival_and_many_requests_keep_connections_bounded(stack):
 import json
 from urllib.parse import urlencode
 from crowd.entry import lab_token
-from games.models import Batch
+from live.models import Batch
 b = Batch.objects.create(slug="crowd", title="Crowd", game_id="colors_v1", max_wait_s=300, config={"rounds": 2})
 print(json.dumps([b.slug, [urlencode({"lab": lab_token(b, f"w{i}")}) for i in range(200)]]))
 """)

@@ -13,7 +13,7 @@ import torch
 from django.core.management import call_command
 
 from games.guesswhich import neural_train
-from games.models import Match, Seat
+from live.models import Match, Seat
 from tests.models.conftest import reset_registry
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from games.guesswhich.rules import C as GW
-from games.models import Match, MatchEvent, Seat
+from live.models import Match, MatchEvent, Seat
 from live.services import SeatSpec, match_create
 
 from ..browser.sync import track_presence, wait_partner_back, wait_synced

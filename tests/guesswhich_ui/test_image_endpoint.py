@@ -11,7 +11,7 @@ from PIL import Image
 
 from clevr import views as clevr_views
 from clevr.scenes import load_image_folder
-from games.models import Match, Seat
+from live.models import Match, Seat
 from live.services import SeatSpec, match_create
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,7 +13,7 @@ from django.db import connection
 
 from agents.serving.family import load_family
 from agents.serving.worker import ModelWorker, Turn
-from games.models import MatchEvent
+from live.models import MatchEvent
 from live.services import match_apply_action
 
 from ..platform.factories import colors_match
@@ -32,7 +32,7 @@ def batch(models_file, tiny_checkpoint):
     worker.family = load_family(worker.configs[0])
     matches = [colors_match(rounds=2, seed=40 + i, agents={"listener": "tiny_listener"}, wake_agents=False)[0]
                for i in range(3)]
-    from games.models import Match
+    from live.models import Match
 
     for match in matches:   # the seats as a worker serves them (not woken: this test is the worker)
         Match.objects.filter(pk=match.pk).update(agent_seats={"listener": "tiny_listener"})

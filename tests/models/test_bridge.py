@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from agents.services import agent_take_turn
-from games.models import MatchEvent, Seat
+from live.models import MatchEvent, Seat
 from games.registry import get_game
 from live.services import match_apply_action
 

@@ -14,7 +14,7 @@ from agents.serving.config import ModelConfigError
 from agents.serving.family import load_family, warm_up
 from agents.services import agent_take_turn
 from research.exports import model_label, model_seats, run_export
-from games.models import MatchEvent, Seat
+from live.models import MatchEvent, Seat
 from live.services import match_apply_action
 
 from ..platform.factories import colors_match

@@ -19,7 +19,7 @@ from django.conf import settings
 
 from agents import liveness
 from research.exports import run_export
-from games.models import Match, MatchEvent, Seat
+from live.models import Match, MatchEvent, Seat
 from live.services import match_apply_action
 
 from ..conftest import ROOT, child_env

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import itertools
 
-from games.models import Batch, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Seat
 from live.services import SeatSpec, match_create
 
 _n = itertools.count()

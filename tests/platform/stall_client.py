@@ -12,7 +12,8 @@ import time
 import httpx
 from websockets.sync.client import connect
 
-from games.models import Batch, Participant
+from crowd.models import Participant
+from live.models import Batch
 
 from .factories import http_client, lab_query
 

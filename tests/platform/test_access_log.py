@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from games.models import Participant
+from crowd.models import Participant
 
 from ..conftest import ROOT, child_env, free_port, wait_for_port
 from .factories import batch as make_batch

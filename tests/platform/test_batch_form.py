@@ -10,7 +10,8 @@ from django.test import Client
 from research.admin import BatchForm
 from research.batch_builder import as_form_data
 from live.batches import batch_problems
-from games.models import Batch, Participant
+from crowd.models import Participant
+from live.models import Batch
 from games.registry import GAMES
 
 from .factories import batch as make_batch
@@ -144,24 +145,24 @@ def admin_client(django_user_model):
 
 
 def test_admin_add_refuses_a_bad_batch(admin_client):
-    r = admin_client.post("/admin/games/batch/add/", form_data(slug="bad", agents={"speaker": "alice_exact"}))
+    r = admin_client.post("/admin/live/batch/add/", form_data(slug="bad", agents={"speaker": "alice_exact"}))
     assert r.status_code == 200
     assert "alice_exact" in r.content.decode()
     assert not Batch.objects.filter(slug="bad").exists()
-    r = admin_client.post("/admin/games/batch/add/", form_data(slug="good"))
+    r = admin_client.post("/admin/live/batch/add/", form_data(slug="good"))
     assert r.status_code == 302
     assert Batch.objects.filter(slug="good").exists()
 
 
 def test_change_page_shows_entry_links(admin_client):
     b = make_batch(slug="links")
-    r = admin_client.get(f"/admin/games/batch/{b.pk}/change/")
+    r = admin_client.get(f"/admin/live/batch/{b.pk}/change/")
     html = r.content.decode()
     assert r.status_code == 200
     assert ("http://testserver/b/links/?PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}"
             "&amp;SESSION_ID={{%SESSION_ID%}}") in html
     assert "/research/batches/links/lab-links/" in html   # signed per-person lab links (crowd/entry.py)
-    r = admin_client.get("/admin/games/batch/")
+    r = admin_client.get("/admin/live/batch/")
     assert r.status_code == 200 and "can run" in r.content.decode().lower()
 
 
@@ -187,5 +188,5 @@ def test_a_batch_that_can_no_longer_run_is_not_served(admin_client):
     assert r.status_code == 503
     r = c.get(f"/p/{p.token}/status")
     assert r.status_code == 503 and r.json()["state"] == "unavailable"
-    changelist = admin_client.get("/admin/games/batch/").content.decode()
+    changelist = admin_client.get("/admin/live/batch/").content.decode()
     assert "removed_agent" in changelist

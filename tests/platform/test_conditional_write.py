@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from live import match_store, services
 from games.base import IllegalAction
-from games.models import Match, MatchEvent
+from live.models import Match, MatchEvent
 from live.services import match_abort, match_apply_action, match_replay
 
 from .factories import colors_match, listener_target, run_in_threads

@@ -11,7 +11,7 @@ import sys
 import pytest
 from django.test import Client as DjangoClient
 
-from games.models import Participant
+from crowd.models import Participant
 
 from ..conftest import ROOT
 from .factories import batch as make_batch

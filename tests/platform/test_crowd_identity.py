@@ -16,7 +16,8 @@ from django.utils import timezone
 from crowd import identity
 from crowd.entry import lab_token
 from live import lobby
-from games.models import Batch, Match, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Match, Seat
 
 from .factories import batch as make_batch
 from .factories import lab_url

@@ -18,7 +18,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client as DjangoClient
 from django.urls import reverse
 
-from games.models import Batch, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Seat
 from live.services import match_create
 from tests.crowd import helpers as h
 from tests.crowd.platform_ids import mturk_rec  # noqa: F401 (a fixture: the review page asks MTurk)

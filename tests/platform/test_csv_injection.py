@@ -14,7 +14,8 @@ from django.test import Client
 
 from crowd import entry, payments
 from research.exports import run_export
-from games.models import Batch, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Seat
 from live.services import SeatSpec, match_apply_action, match_create
 from groundtalk_web import csvsafe
 

@@ -15,7 +15,8 @@ from django.test import Client
 
 from crowd import entry as crowd_entry
 from crowd import identity
-from games.models import Batch, Participant
+from crowd.models import Participant
+from live.models import Batch
 from groundtalk_web.loopback import is_loopback
 
 from ..conftest import ROOT, child_env
@@ -132,9 +133,9 @@ def test_entry_problems_say_whether_anyone_can_enter(settings):
     row = lambda slug: re.search(rf'<tr data-batch="{slug}">.*?</tr>', research, re.S).group(0)   # noqa: E731
     assert "no: Nobody can enter it here" in row("demo-hh") and ">yes<" in row("lab-study")
     assert "no: Nobody can enter it" in row("no-kinds")
-    admin = staff.get("/admin/games/batch/").content.decode()
+    admin = staff.get("/admin/live/batch/").content.decode()
     assert "Nobody can enter it here" in admin and "can be entered" in admin.lower()
-    change = staff.get(f"/admin/games/batch/{demo_only.pk}/change/").content.decode()
+    change = staff.get(f"/admin/live/batch/{demo_only.pk}/change/").content.decode()
     assert 'id="entry-problem"' in change
 
 

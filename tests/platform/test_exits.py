@@ -16,7 +16,8 @@ from django.utils import timezone
 from crowd import outcomes
 from live import lobby
 from research.admin import BatchForm
-from games.models import Batch, Match, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Match, Seat
 from live.services import match_abort, match_apply_action, match_end_stalled
 
 from ..conftest import ROOT
@@ -73,7 +74,7 @@ def ready(c: Client, url: str) -> None:
 
 def play_colors_round(match_id) -> None:
     """One round of the colour game, to its end (rounds=1)."""
-    from games.models import Match
+    from live.models import Match
 
     from .factories import listener_target
 

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from research.exports import export_formats
-from games.models import Match, Seat
+from live.models import Match, Seat
 from live.services import SeatSpec, match_apply_action, match_create
 from tests.staff_users import staff_user
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from games.colors.exports import CSV_COLUMNS
 from live.lobby import lobby_poll
-from games.models import Match
+from live.models import Match
 from live.services import match_apply_action
 
 from .factories import batch as make_batch

@@ -16,7 +16,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client as DjangoClient
 
 from games.codraw import clipart as ca
-from games.models import Batch, Match, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Match, Seat
 from live.services import SeatSpec, match_apply_action, match_create
 
 from .factories import batch as make_batch
@@ -203,9 +204,9 @@ PATTERNS = {
     "/research/matches/{cd}/codraw/round/{round}.svg?before=1": ["before", "scale"],
     "/research/matches/{cd}/codraw/final.svg": ["scale"],
     "/admin/": ["x"],
-    "/admin/games/batch/?q=x": ["q", "o", "p", "status"],
-    "/admin/games/match/{match}/change/": ["x"],
-    "/admin/games/participant/{pk}/change/": ["_changelist_filters"],
+    "/admin/live/batch/?q=x": ["q", "o", "p", "status"],
+    "/admin/live/match/{match}/change/": ["x"],
+    "/admin/crowd/participant/{pk}/change/": ["_changelist_filters"],
     "/static/gt/{static}": ["x"],
 }
 

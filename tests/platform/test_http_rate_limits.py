@@ -17,7 +17,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from live import lobby, ratelimit
-from games.models import Participant
+from crowd.models import Participant
 from live.ratelimit import Limiter
 
 from .factories import batch as make_batch

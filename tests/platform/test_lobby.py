@@ -14,7 +14,8 @@ from django.test import Client
 from django.utils import timezone
 
 from live import lobby
-from games.models import Batch, Match, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Match, Seat
 from live.services import match_apply_action
 
 from ..conftest import ROOT, child_env
@@ -162,7 +163,6 @@ POLLER = """
 import django, os, sys
 django.setup()
 from live import lobby
-from games.models import Participant
 ids = [int(x) for x in sys.argv[1].split(",")]
 pending = set(ids)
 for _ in range(200):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from games.base import IllegalAction
-from games.models import Match, MatchEvent
+from live.models import Match, MatchEvent
 from live.services import match_apply_action, match_replay
 
 from .factories import colors_match, listener_target, run_in_threads
@@ -116,7 +116,7 @@ def test_many_concurrent_actions_on_one_match_get_contiguous_seqs():
 
 
 def test_game_clock_starts_with_the_match_and_time_up_ends_it_once():
-    from games.models import Seat
+    from live.models import Seat
     from live.services import SeatSpec, match_create, match_time_up
 
     match = match_create(game_id="codraw_v1", seed=3, seats={"teller": SeatSpec(Seat.Kind.HUMAN),

@@ -21,7 +21,8 @@ from django.utils import timezone
 
 from live import lobby, presence
 from live.views import _gap_s as views_gap
-from games.models import Batch, Match, MatchEvent, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Match, MatchEvent, Seat
 from live.services import seat_presence
 from live.watchdog import watchdog_sweep
 

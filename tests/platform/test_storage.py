@@ -31,7 +31,7 @@ def test_events_carry_one_index_per_lookup_not_a_redundant_one_on_match():
 @pytest.mark.django_db(transaction=True)
 def test_the_static_part_of_a_snapshot_is_stored_once_and_every_reader_sees_the_whole_state():
     from live import match_store
-    from games.models import Match
+    from live.models import Match
     from live.services import match_apply_action, match_replay
 
     from .factories import colors_match, listener_target

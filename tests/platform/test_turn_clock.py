@@ -16,7 +16,7 @@ from django.utils import timezone
 from live import lobby
 from research.admin import BatchForm
 from games.base import turn_taken
-from games.models import Batch, Match, MatchEvent, Seat
+from live.models import Batch, Match, MatchEvent, Seat
 from games.registry import GAMES, get_game
 from live.services import SeatSpec, match_abort, match_apply_action, match_create, match_end_stalled
 from live.watchdog import watchdog_sweep

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from games.models import Match, MatchEvent, Seat
+from live.models import Match, MatchEvent, Seat
 from tests.conftest import child_env, running_server
 
 from .factories import batch as make_batch

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from agents.registry import get_agent_spec
-from games.models import Match, MatchEvent
+from live.models import Match, MatchEvent
 from live.services import match_apply_action
 from live.watchdog import watchdog_sweep
 
@@ -118,7 +118,7 @@ def test_a_game_clock_that_ran_out_ends_the_match():
 
 
 def test_codraws_clock_ends_the_match_through_its_rules():
-    from games.models import Seat
+    from live.models import Seat
     from live.services import SeatSpec, match_create
 
     match = match_create(game_id="codraw_v1", seats={r: SeatSpec(Seat.Kind.HUMAN) for r in ("teller", "drawer")},
@@ -140,7 +140,8 @@ def test_an_agent_within_its_timeout_is_left_alone():
 
 @pytest.mark.parametrize("game_id", ["colors_v1", "codraw_v1", "guesswhich_v1", "visdial_v1"])
 def test_an_abandoned_match_of_every_game_ends_after_its_inactivity_limit(game_id):
-    from games.models import Participant, Seat
+    from crowd.models import Participant
+    from live.models import Seat
     from games.registry import get_game
     from live.services import SeatSpec, match_create
 
@@ -171,7 +172,7 @@ def test_an_abandoned_match_of_every_game_ends_after_its_inactivity_limit(game_i
 
 
 def test_a_batch_without_an_inactivity_limit_never_aborts_for_it():
-    from games.models import Seat
+    from live.models import Seat
     from live.services import SeatSpec, match_create
 
     from .factories import batch as make_batch
@@ -183,7 +184,7 @@ def test_a_batch_without_an_inactivity_limit_never_aborts_for_it():
 
 
 def test_a_timed_out_match_is_exported_only_when_asked_for():
-    from games.models import Seat
+    from live.models import Seat
     from live.selectors import export_matches
     from live.services import SeatSpec, match_create, match_time_up
 

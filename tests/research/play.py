@@ -2,7 +2,7 @@
 tests (unit and browser)."""
 from __future__ import annotations
 
-from games.models import Match, Seat
+from live.models import Match, Seat
 from live.services import SeatSpec, match_apply_action, match_create
 
 

@@ -13,7 +13,7 @@ from scipy import stats
 from research import monitor
 from clevr.metrics import bootstrap_ci, compare_versions
 from games.guesswhich.agents import summary
-from games.models import Match, Seat
+from live.models import Match, Seat
 
 from ..platform.factories import batch as make_batch
 from . import play
@@ -251,7 +251,7 @@ def test_match_log_of_guesswhich_and_a_tampered_snapshot():
 
 def test_a_log_the_rules_refuse_stops_the_replay_with_the_reason(staff):
     m = play.colors(hits=(True, True))
-    from games.models import MatchEvent
+    from live.models import MatchEvent
 
     click = MatchEvent.objects.filter(match=m, type="color_clicked").order_by("seq").first()
     MatchEvent.objects.filter(pk=click.pk).update(action={**click.action, "position": 7})

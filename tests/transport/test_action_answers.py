@@ -9,7 +9,7 @@ from channels.layers import get_channel_layer
 from django.db import OperationalError
 
 from live import services
-from games.models import MatchEvent
+from live.models import MatchEvent
 
 from .test_match_consumer import connect, make_match, until
 

@@ -42,7 +42,7 @@ async def play_three_actions(match, seats):
 
 @database_sync_to_async
 def replayed(match_id):
-    from games.models import Match
+    from live.models import Match
 
     match = Match.objects.get(pk=match_id)
     return match.state == match_replay(match)

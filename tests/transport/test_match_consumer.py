@@ -12,7 +12,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from games.models import Match, MatchEvent
+from live.models import Match, MatchEvent
 from groundtalk_web.asgi import application
 
 from ..platform.factories import colors_match, listener_target

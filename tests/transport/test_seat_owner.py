@@ -9,7 +9,8 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from crowd import identity
-from games.models import Batch, Participant, Seat
+from crowd.models import Participant
+from live.models import Batch, Seat
 from groundtalk_web.asgi import application
 
 from ..platform.factories import batch as make_batch

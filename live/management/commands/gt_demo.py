@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 from agents.registry import all_agents
-from games.models import Batch
+from live.models import Batch
 from games.registry import GAMES
 
 DEMO_BATCHES = [

@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from research.management.commands.simulate import resolve_game
-from games.models import Batch, Content
+from live.models import Batch, Content
 
 # importer keyword -> command option, for importers that take it (CLEVR's)
 IMPORT_OPTIONS = {"images": "images", "start": "start", "limit": "limit", "pool_size": "pool_size",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from games.guesswhich.agents import summarize
-from games.models import Match
+from live.models import Match
 from research.monitor import PLAY_CHOICES, CompareRefused, compare_groups, outcomes_by_version
 
 

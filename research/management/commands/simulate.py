@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from agents.registry import UnknownAgent, agent_instance, get_agent_spec
 from games.base import IllegalAction
-from games.models import Batch, Match, Seat
+from live.models import Batch, Match, Seat
 from games.registry import GAMES, get_game
 from live.services import SeatSpec, match_apply_action, match_create
 

@@ -15,7 +15,7 @@ import math
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.registry import UnknownAgent, get_agent_spec
-from games.models import Match
+from live.models import Match
 from games.visdial.scoring import ScoringError, load_json, answerer_predictions, score
 
 

@@ -1,8 +1,13 @@
-"""Batches, participants, matches, seats and the event log.
+"""The live-match platform's records: batches, stored content, matches, seats and the event log.
 
 PostgreSQL is the source of truth. ``MatchEvent`` rows are the durable, ordered log of a match:
 ``(match, seq)`` is unique and ``seq`` is contiguous from 1. ``Match.state`` is a snapshot that
-always equals replaying the log (``services.match_replay``); ``Match.seq`` is the last seq written.
+always equals replaying the log (``live.services.match_replay``); ``Match.seq`` is the last seq written.
+
+These models were defined in games/models.py until issue 22; their tables keep the names they had
+(``games_batch``, ``games_match``, ...: each ``Meta.db_table``), and the move was state-only
+(live/migrations/0001_initial.py, games/migrations/0015_move_models_out.py). The crowd's side
+(participants, studies, onboarding, questionnaires) is in crowd/models.py.
 """
 from __future__ import annotations
 
@@ -101,7 +106,7 @@ class Batch(models.Model):
         default=10, help_text="The time a worker should expect to spend (shown on the MTurk preview).")
     # Exclusion and quality (issue 12, item 3; crowd/studies.py, crowd/onboarding.py, crowd/questionnaire.py).
     excluded_studies = models.ManyToManyField(
-        "Study", blank=True, related_name="excluding_batches",
+        "crowd.Study", blank=True, related_name="excluding_batches",
         help_text="A worker who took part in any batch of these studies cannot enter this batch.")
     onboarding = models.CharField(
         max_length=16, blank=True, default="",
@@ -127,6 +132,10 @@ class Batch(models.Model):
                   '"study", "required", "min", "max"}. Left null: the game\'s default (GuessWhich: its six '
                   'feedback ratings of the partner); []: no questionnaire.')
 
+    class Meta:
+        db_table = "games_batch"
+
+
     def __str__(self) -> str:
         return f"{self.slug} ({self.game_id}, {self.pairing})"
 
@@ -141,76 +150,8 @@ class Content(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "games_content"
         constraints = [models.UniqueConstraint(fields=["game_id", "key"], name="content_game_key_unique")]
-
-
-class Participant(models.Model):
-    """One crowdworker in one batch. ``(batch, platform, worker_id)`` is unique."""
-
-    class State(models.TextChoices):
-        CONSENT = "consent"
-        INSTRUCTIONS = "instructions"
-        ONBOARDING = "onboarding"
-        WAITING = "waiting"
-        PLAYING = "playing"
-        DONE = "done"
-        DECLINED = "declined"
-
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="participants")
-    platform = models.CharField(max_length=16)  # mturk, prolific, lab
-    worker_id = models.CharField(max_length=128)
-    assignment_id = models.CharField(max_length=128, blank=True)
-    hit_id = models.CharField(max_length=128, blank=True)
-    submit_to = models.CharField(max_length=300, blank=True)
-    study_id = models.CharField(max_length=128, blank=True)
-    session_id = models.CharField(max_length=128, blank=True)
-    token = models.CharField(max_length=64, unique=True, default=new_token)
-    state = models.CharField(max_length=16, choices=State.choices, default=State.CONSENT)
-    waiting_since = models.DateTimeField(null=True, blank=True)
-    # The waiting page's last poll (live/lobby.py): a worker not heard from for GT_PRESENCE_S is
-    # not paired, and is asked "are you still there?" on return (live/presence.py).
-    last_seen_at = models.DateTimeField(null=True, blank=True)
-    games_played = models.PositiveIntegerField(default=0)
-    completion_code = models.CharField(max_length=32, default=new_code)
-    exit_reason = models.CharField(max_length=32, blank=True)
-    bonus_cents = models.IntegerField(default=0)
-    # Recorded when the worker's part ends (crowd.outcomes): the outcome of the exit reason, what the
-    # batch pays for it (full, partial, none) and how much base pay that is.
-    outcome = models.CharField(max_length=16, blank=True)
-    pay = models.CharField(max_length=8, blank=True)
-    pay_cents = models.IntegerField(null=True, blank=True)
-    # The browser this participant is bound to holds the same value in its session (crowd.identity).
-    owner_key = models.CharField(max_length=64, blank=True)
-    # What the platform said about the worker's id (crowd/verify.py): "verified" (MTurk's assignment
-    # or Prolific's submission names this worker, in this HIT or study), "pending" (MTurk: the
-    # assignment exists and is not submitted yet, so its worker and HIT are not confirmed: paired,
-    # verified again before pay), "unverified" (the platform could not be asked: paired per
-    # Batch.unverified_pairing, verified again before pay), "refused" (asked again, it said no), "trusted"
-    # (a signed lab link, a demo name); "" for participants made before issue 21 or by code.
-    verification = models.CharField(max_length=12, blank=True, default="")
-    verified_at = models.DateTimeField(null=True, blank=True)
-    verify_tried_at = models.DateTimeField(null=True, blank=True)
-    verify_note = models.CharField(max_length=300, blank=True, default="")
-    # The entering browser (a digest of its session key) and client address: two participants who
-    # share either are never paired with each other (live/lobby.py; Batch.allow_shared_address).
-    browser = models.CharField(max_length=64, blank=True, default="")
-    client_addr = models.GenericIPAddressField(null=True, blank=True)
-    # Every other assignment (or session) the worker came with, oldest first, each
-    # {"assignment_id", "hit_id", "at", "why"}: the lab sees them all (review page).
-    assignments = models.JSONField(default=list, blank=True)
-    # A one-time code to move to another browser (crowd.identity.transfer_*), its expiry and misses.
-    transfer_code = models.CharField(max_length=16, blank=True)
-    transfer_expires_at = models.DateTimeField(null=True, blank=True)
-    transfer_misses = models.PositiveSmallIntegerField(default=0)
-    created_at = models.DateTimeField(auto_now_add=True)
-    consented_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["batch", "platform", "worker_id"], name="participant_unique_worker")
-        ]
-        indexes = [models.Index(fields=["batch", "state", "waiting_since"])]
 
 
 class Match(models.Model):
@@ -264,6 +205,7 @@ class Match(models.Model):
     stalled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "games_match"
         indexes = [
             models.Index(fields=["turn_since"], name="match_turn_due",
                          condition=models.Q(status="active", turn_since__isnull=False)),
@@ -297,7 +239,7 @@ class Seat(models.Model):
     match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="seats")
     role = models.CharField(max_length=32)
     kind = models.CharField(max_length=8, choices=Kind.choices)
-    participant = models.ForeignKey(Participant, null=True, blank=True, on_delete=models.SET_NULL,
+    participant = models.ForeignKey("crowd.Participant", null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="seats")
     agent_name = models.CharField(max_length=64, blank=True)
     # A model agent's seat (agents/serving/config.py): its kind, version, family and checkpoint as
@@ -311,6 +253,7 @@ class Seat(models.Model):
     left_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "games_seat"
         constraints = [
             models.UniqueConstraint(fields=["match", "role"], name="seat_unique_role"),
         ]
@@ -331,95 +274,7 @@ class MatchEvent(models.Model):
     t = models.BigIntegerField(help_text="Server time, ms since the epoch.")
 
     class Meta:
+        db_table = "games_matchevent"
         constraints = [models.UniqueConstraint(fields=["match", "seq"], name="event_unique_seq")]
         indexes = [models.Index(fields=["match", "actor", "client_action_id"], name="event_client_action")]
         ordering = ["match", "seq"]
-
-
-class Study(models.Model):
-    """A group of batches (issue 12): a worker with a participant in any of them has taken part in
-    the study, and a batch that excludes the study refuses that worker (crowd.studies)."""
-
-    name = models.CharField(max_length=200, unique=True)
-    batches = models.ManyToManyField(Batch, blank=True, related_name="studies")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        verbose_name_plural = "studies"
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class OnboardingResult(models.Model):
-    """A worker's onboarding for one game (crowd.onboarding): kept per (platform, worker id, game,
-    kind, version) and reused by every batch that asks for the same onboarding."""
-
-    platform = models.CharField(max_length=16)
-    worker_id = models.CharField(max_length=128)
-    game_id = models.CharField(max_length=64)
-    kind = models.CharField(max_length=16)          # quiz or practice
-    version = models.CharField(max_length=32)
-    passed = models.BooleanField(default=False)
-    attempts = models.PositiveIntegerField(default=0)
-    score = models.FloatField(null=True, blank=True)
-    detail = models.JSONField(default=dict, blank=True)   # the answers given, or the practice match id
-    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.SET_NULL,
-                              help_text="The batch in which it was taken.")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["platform", "worker_id", "game_id", "kind", "version"],
-                                               name="onboarding_worker_game_unique")]
-
-
-class QuizAttempt(models.Model):
-    """One attempt at a game's onboarding quiz (crowd.onboarding, issue 21 item 7): the questions
-    and choice orders drawn for it from the game's bank with its own random ``seed`` (``drawn``:
-    ``[{"id": question id, "order": [the bank's choice indexes in the order shown]}]``), so the
-    answers are scored on the server against what this page showed; the client address it was
-    opened from (per-address limit, ``GT_QUIZ_ATTEMPTS_PER_ADDRESS``); the answers and result once
-    submitted. At most one attempt of a result is open (``submitted_at`` null) at a time."""
-
-    result = models.ForeignKey(OnboardingResult, on_delete=models.CASCADE, related_name="quiz_attempts")
-    participant = models.ForeignKey(Participant, null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="quiz_attempts")
-    number = models.PositiveIntegerField()            # 1-based, per result
-    seed = models.BigIntegerField()
-    drawn = models.JSONField(default=list)
-    game_id = models.CharField(max_length=64)
-    client_addr = models.CharField(max_length=64, blank=True, default="")   # live.ratelimit.client_address
-    counted = models.BooleanField(default=True)       # against the address's limit (not for lab links)
-    answers = models.JSONField(null=True, blank=True)  # question id -> the bank's choice index
-    correct = models.PositiveIntegerField(null=True, blank=True)
-    passed = models.BooleanField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    submitted_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["result", "number"], name="quiz_attempt_number_unique")]
-        indexes = [models.Index(fields=["client_addr", "game_id", "created_at"], name="quiz_attempt_address")]
-
-
-class QuestionnaireResponse(models.Model):
-    """A participant's answers to the batch's post-game questionnaire (crowd.questionnaire); ``match``
-    is the match the partner questions are about."""
-
-    participant = models.OneToOneField(Participant, on_delete=models.CASCADE, related_name="questionnaire")
-    match = models.ForeignKey("Match", null=True, blank=True, on_delete=models.SET_NULL)
-    questions = models.JSONField(default=list)   # the questions as asked
-    answers = models.JSONField(default=dict)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-
-class PracticeRound(models.Model):
-    """A practice match a worker played against an agent before being paired (crowd.onboarding):
-    not a game of the batch (no batch, not counted, left out of the exports)."""
-
-    result = models.ForeignKey(OnboardingResult, on_delete=models.CASCADE, related_name="practice_rounds")
-    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="practice_rounds")
-    match = models.OneToOneField("Match", on_delete=models.CASCADE, related_name="practice")
-    seat_token = models.CharField(max_length=64)
-    graded = models.BooleanField(default=False)
-    created_at = models.DateTimeField(auto_now_add=True)
