@@ -1,0 +1,1 @@
+"""Tests of each game package (tests/games/<game>/)."""
