@@ -1,6 +1,6 @@
 """Each game's agent table in its docs page, generated from the registry (issue 10, item 6).
 
-The table sits between two marker comments in the game's page under ``docs/games/``;
+The table sits between two marker comments in the game's page (``GameSpec.doc_page``);
 ``python manage.py agent_docs`` rewrites it, ``agent_docs --check`` (and
 ``tests/agents/test_agent_docs.py``) fails when a page no longer matches the registry.
 """
@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from games.registry import GAMES
+
 ROOT = Path(__file__).resolve().parents[1]
-# game id -> its docs page (GuessWhich's page documents the visual-dialog chat too)
-DOC_PAGES = {
-    "colors_v1": "docs/games/colors.md",
-    "codraw_v1": "docs/games/codraw.md",
-    "guesswhich_v1": "docs/games/guesswhich.md",
-    "visdial_v1": "docs/games/guesswhich.md",
-}
+
+
+def doc_pages() -> dict[str, str]:
+    """game id -> its docs page, relative to the repository (``GameSpec.doc_page``; several games
+    may share one page)."""
+    return {spec.id: spec.doc_page for spec in GAMES.values() if spec.doc_page}
 
 
 def begin_marker(game_id: str) -> str:
@@ -56,7 +57,7 @@ def render_page(text: str, game_ids: list[str]) -> str:
 
 def pages() -> dict[Path, list[str]]:
     by_page: dict[Path, list[str]] = {}
-    for game_id, page in DOC_PAGES.items():
+    for game_id, page in doc_pages().items():
         by_page.setdefault(ROOT / page, []).append(game_id)
     return by_page
 

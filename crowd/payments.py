@@ -42,6 +42,7 @@ from django.utils import timezone
 
 from crowd import mturk, outcomes, prolific
 from crowd import verify
+from games.registry import bonus_kinds
 from crowd.models import BonusRule, Launch, PayAction, Participant
 from live.models import Batch, Match, Seat
 from groundtalk_web import csvsafe
@@ -108,13 +109,10 @@ def bonus_committed(batch_id: int, *, exclude_pk=None) -> int:
 
 # ------------------------------------------------------------------------------------- bonuses
 def _units(kind: str, outcome: dict) -> float:
-    if kind == BonusRule.Kind.COLORS_ACCURACY:
-        return float(outcome.get("correct") or 0)
-    if kind == BonusRule.Kind.CODRAW_SIMILARITY:
-        return float(outcome.get("score") or 0)
-    if kind == BonusRule.Kind.GUESSWHICH:
-        return float(outcome.get("bonus") or 0)
-    return 0.0
+    """A match's units of the bonus ``kind``: the outcome's value that the game's spec names
+    (``GameSpec.bonus_kinds``); 0 for "none" or a kind no registered game declares."""
+    bonus = bonus_kinds().get(kind)
+    return float(outcome.get(bonus.outcome_key) or 0) if bonus is not None else 0.0
 
 
 def rule_for(batch: Batch) -> BonusRule:

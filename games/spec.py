@@ -23,7 +23,7 @@ class ExportFormat:
 
     ``writer``: ``"module:function"``, the module relative to the game's package when it starts with
     a dot (``".exports:write_csv"``); the function is ``writer(records, out) -> int`` over an
-    iterator of match records (:func:`live.selectors.match_record`) and a text stream, returning
+    iterator of match records (:func:`research.records.match_record`) and a text stream, returning
     how many items it wrote. ``extension`` and ``content_type``: the downloaded file's.
     """
 

@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 from django.views.generic import RedirectView
 from django.templatetags.static import static
 
@@ -8,7 +8,7 @@ from crowd import views as crowd_views
 from research import export_page, views as research_views
 from live import views
 from clevr import views as clevr_views
-from games.codraw import views as codraw_views
+from games.registry import GAMES
 from groundtalk_web.crowd_pages import crowd_page
 
 # crowd_page: the pages a worker reaches from a crowd platform, which MTurk's frame may show
@@ -39,14 +39,9 @@ urlpatterns = [
     path("research/matches/<uuid:match_id>/", research_views.research_match, name="research_match"),
     path("research/matches/<uuid:match_id>/img/<str:image_id>.png", research_views.research_match_image,
          name="research_match_image"),
-    path("research/matches/<uuid:match_id>/replay/<int:seq>.svg", research_views.research_replay_svg,
-         name="research_replay_svg"),
-    path("codraw/art-config.js", codraw_views.art_config_js, name="codraw_art_config"),
-    path("codraw/art/<str:name>", codraw_views.art_file, name="codraw_art_file"),
-    path("research/matches/<uuid:match_id>/codraw/target.svg", codraw_views.target_svg, name="codraw_target_svg"),
-    path("research/matches/<uuid:match_id>/codraw/round/<int:round_no>.svg", codraw_views.round_svg,
-         name="codraw_round_svg"),
-    path("research/matches/<uuid:match_id>/codraw/final.svg", codraw_views.final_svg, name="codraw_final_svg"),
+    # each game's own endpoints (GameSpec.urls), at the site's root
+    *(path("", include(spec.package + spec.urls if spec.urls.startswith(".") else spec.urls))
+      for spec in GAMES.values() if spec.urls),
     path("admin/", admin.site.urls),
     # browsers that ignore base.html's <link rel="icon"> (and the admin's pages) ask for this
     path("favicon.ico", RedirectView.as_view(url=static("gt/favicon.svg"), permanent=True)),

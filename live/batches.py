@@ -14,29 +14,19 @@ from __future__ import annotations
 
 from games.registry import GAMES
 
-# Settings a game reads besides its ``default_config`` keys (name -> accepted Python types).
-EXTRA_CONFIG: dict[str, dict[str, tuple[type, ...]]] = {
-    "colors_v1": {"max_message_len": (int,)},
-    "codraw_v1": {"min_pieces": (int,), "max_pieces": (int,), "full_palette": (bool,), "scenes": (list,),
-                  "script_teller": (bool,), "start_ms": (int,), "max_message_len": (int,)},
-}
-
 _POSITIVE_INTS = {"rounds", "pool_size", "time_limit_s", "max_message_len", "min_pieces", "max_pieces"}
-
-# Settings that take one of a few values (game -> setting -> values).
-CONFIG_CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
-    "guesswhich_v1": {"difficulty": ("easy", "medium", "hard")},   # clevr/embedding.py
-}
 
 
 def config_schema(game_id: str) -> dict[str, tuple[type, ...]]:
-    """The settings a game accepts, with their types (from its default_config, plus EXTRA_CONFIG)."""
-    game = GAMES[game_id]
-    schema: dict[str, tuple[type, ...]] = {}
-    for key, value in game.default_config.items():
-        schema[key] = (bool,) if isinstance(value, bool) else (int,) if isinstance(value, int) else (type(value),)
-    schema.update(EXTRA_CONFIG.get(game_id, {}))
-    return schema
+    """The settings a game accepts, with their types (its spec's ``default_config`` keys, typed by
+    their defaults, plus its ``extra_config``)."""
+    return GAMES[game_id].config_schema()
+
+
+def config_choices(game_id: str) -> dict[str, tuple[str, ...]]:
+    """The game's settings that take one of a few values (setting -> values; its spec's
+    ``config_choices``)."""
+    return dict(GAMES[game_id].config_choices)
 
 
 def _type_ok(value, types: tuple[type, ...]) -> bool:
@@ -106,7 +96,7 @@ def problems(*, game_id, pairing, human_roles, agents, on_timeout, config) -> li
     if not isinstance(config, dict):
         out.append(("config", "config must be a JSON object of game settings."))
         config = {}
-    schema = config_schema(game_id)
+    schema, choices = config_schema(game_id), config_choices(game_id)
     for key, value in config.items():
         if key not in schema:
             out.append(("config", f"Unknown setting {key!r} for {game_id}; its settings are: "
@@ -116,8 +106,8 @@ def problems(*, game_id, pairing, human_roles, agents, on_timeout, config) -> li
                                   f"not {value!r}."))
         elif key in _POSITIVE_INTS and value < 1:
             out.append((f"config.{key}", f"Setting {key!r} must be a positive integer, not {value!r}."))
-        elif key in CONFIG_CHOICES.get(game_id, {}) and value not in CONFIG_CHOICES[game_id][key]:
-            out.append((f"config.{key}", f"Setting {key!r} must be one of {', '.join(CONFIG_CHOICES[game_id][key])}, "
+        elif key in choices and value not in choices[key]:
+            out.append((f"config.{key}", f"Setting {key!r} must be one of {', '.join(choices[key])}, "
                                          f"not {value!r}."))
     return out
 

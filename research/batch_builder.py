@@ -17,7 +17,7 @@ import json
 
 from django import forms
 
-from live.batches import CONFIG_CHOICES, _POSITIVE_INTS, config_schema
+from live.batches import _POSITIVE_INTS, config_choices, config_schema
 from games.registry import GAMES
 
 
@@ -49,9 +49,10 @@ def _agent_choices(game_id: str, role: str) -> list[tuple[str, str]]:
 def _setting(game_id: str, key: str, types: tuple[type, ...], default) -> forms.Field:
     label = key.replace("_", " ")
     help_text = f"default: {json.dumps(default)}" if default is not None else "default: the game's own"
-    if key in CONFIG_CHOICES.get(game_id, {}):
+    choices = config_choices(game_id)
+    if key in choices:
         return forms.ChoiceField(label=label, required=False, help_text=help_text,
-                                 choices=[("", "—"), *((v, v) for v in CONFIG_CHOICES[game_id][key])])
+                                 choices=[("", "—"), *((v, v) for v in choices[key])])
     if bool in types:
         return forms.NullBooleanField(label=label, required=False, help_text=help_text,
                                       widget=forms.Select(choices=[("unknown", "default"), ("true", "yes"),

@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from crowd.staff import RESEARCH, staff_permission
-from research.exports import DEFAULT_STATUS, FORMAT_FILES, STATUSES, ExportStream, export_formats, export_selection
+from research.exports import DEFAULT_STATUS, STATUSES, ExportStream, export_formats, export_selection, format_file
 from live.models import Batch
 
 
@@ -52,7 +52,7 @@ class ExportForm(forms.Form):
 
 
 def _filename(d: dict) -> str:
-    ext, _ = FORMAT_FILES.get(d["format"], ("txt", "text/plain"))
+    ext, _ = format_file(d["format"])
     parts = ["groundtalk", d["format"], d["batch"], d["status"]]
     if d.get("since"):
         parts.append(f"from{d['since'].isoformat()}")
@@ -81,7 +81,7 @@ def research_export(request):
     if "preview" in request.GET:
         return render(request, "research/export.html", {"form": form, "matches": matches})
     stream = ExportStream(d["format"], pseudonymise=d["pseudonymise"], **options)
-    _, content_type = FORMAT_FILES.get(d["format"], ("txt", "text/plain"))
+    _, content_type = format_file(d["format"])
     content = stream.asynchronous() if isinstance(request, ASGIRequest) else iter(stream)
     response = StreamingHttpResponse(content, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{_filename(d)}"'

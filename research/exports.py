@@ -1,5 +1,5 @@
-"""Export formats: ``jsonl`` (every match, every event, scores) here, game formats in each game's
-``exports.py`` as ``EXPORT_FORMATS = {"name": writer}``; a writer is ``writer(records, out)`` over
+"""Export formats: ``jsonl`` (every match, every event, scores) here, game formats declared by each
+game's spec (``GameSpec.exports``: name -> writer and file type); a writer is ``writer(records, out)`` over
 an iterator of match records (see ``live.selectors.match_record``) and a text stream."""
 from __future__ import annotations
 
@@ -44,11 +44,7 @@ def export_formats() -> dict[str, tuple[str | None, Writer]]:
     formats: dict[str, tuple[str | None, Writer]] = {"jsonl": (None, write_jsonl),
                                                      "questionnaire-csv": (None, questionnaire_csv)}
     for game in GAMES.values():
-        try:
-            module = __import__(f"{game.package}.exports", fromlist=["EXPORT_FORMATS"])
-        except ModuleNotFoundError:
-            continue
-        for name, writer in getattr(module, "EXPORT_FORMATS", {}).items():
+        for name, writer in game.export_writers().items():
             formats[name] = (game.id, writer)
     return formats
 
@@ -63,14 +59,19 @@ def export_formats() -> dict[str, tuple[str | None, Writer]]:
 STATUSES = ("finished", "timed_out", "aborted", "all")
 DEFAULT_STATUS = "finished"
 
-# Format -> (file extension, content type) of what its writer writes.
-FORMAT_FILES = {"jsonl": ("jsonl", "application/x-ndjson"), "colors-csv": ("csv", "text/csv"),
-                "questionnaire-csv": ("csv", "text/csv"),
-                "codraw": ("json", "application/json"), "visdial": ("json", "application/json"),
-                "guesswhich": ("jsonl", "application/x-ndjson"),
-                "guesswhich-visdial": ("json", "application/json"),
-                "visdial-image-ids": ("json", "application/json"),
-                "guesswhich-visdial-image-ids": ("json", "application/json")}
+# The platform's formats -> (file extension, content type) of what their writers write; a game's
+# come from its spec (GameSpec.exports).
+FORMAT_FILES = {"jsonl": ("jsonl", "application/x-ndjson"), "questionnaire-csv": ("csv", "text/csv")}
+
+
+def format_file(fmt: str) -> tuple[str, str]:
+    """(file extension, content type) of the export format ``fmt`` (``txt``, plain text if unknown)."""
+    if fmt in FORMAT_FILES:
+        return FORMAT_FILES[fmt]
+    for game in GAMES.values():
+        if fmt in game.exports:
+            return game.exports[fmt].extension, game.exports[fmt].content_type
+    return "txt", "text/plain"
 
 
 class ExportError(ValueError):

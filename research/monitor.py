@@ -10,7 +10,7 @@ Groups
     A match's *seats* are ``{role: agent name or "human"}``. The batch monitor groups a batch's
     matches by their whole seat configuration; the comparison groups by one role's seat (the
     GuessWhich answerer's ALICE version as ``guesswhich_report`` does, the colors listener or
-    speaker, the CoDraw drawer or teller). :func:`outcomes_by_version` is the grouping
+    speaker, the CoDraw drawer or teller). :func:`outcomes_by_role` is the grouping
     ``guesswhich_report`` prints.
 
 Human-played vs agent-only
@@ -20,19 +20,12 @@ Human-played vs agent-only
     pair (:class:`CompareRefused`, with the reason) instead of testing it. Filtering by ``play``
     ("human" or "agent") makes comparable groups.
 
-Statistics (the existing metrics, not new ones)
-    * colors: accuracy over rounds with a Wilson 95 % interval (:func:`scipy.stats.binomtest`),
-      overall and per condition (far, split, close); groups are compared per condition and
-      overall with Fisher's exact test on correct/incorrect (:func:`scipy.stats.fisher_exact`).
-      Rounds are treated as independent trials, as in Monroe et al. (2017).
-    * CoDraw: mean similarity score with a bootstrap 95 % CI (:func:`clevr.metrics.bootstrap_ci`),
-      a histogram over the metric's range [0, 5] and the mean score after each round; groups by
-      Mann-Whitney U on the final scores.
-    * GuessWhich: :func:`games.guesswhich.agents.summary` (mean rank and MRR with bootstrap CIs,
-      the per-round coarse-rank curve); groups by :func:`clevr.metrics.compare_versions`
-      (Mann-Whitney U on the secret's rank), exactly as ``guesswhich_report --compare``.
-    * visual dialog: what its outcome holds (rounds answered, complete dialogs, words per
-      question and answer).
+Statistics (each game's own, from its spec)
+    A game's ``monitor`` module (:class:`games.spec.GameSpec`) gives its batch scores
+    (``scores``), one match's outcome and events in words, the replay's board, the images of
+    its staff page and the test between two groups (``compare_test``); ``GameSpec.compare_roles``
+    are the roles a comparison may group by. The helpers they share are :mod:`games.stats`.
+    A game without a monitor module shows its match counts and generic summaries.
 
 Replay
     :func:`match_log` replays the match's logged actions through its rules (pure functions, as
@@ -43,30 +36,38 @@ Replay
 from __future__ import annotations
 
 import json
-import math
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from uuid import UUID
 
-import numpy as np
 from django.db.models import Count, Max
-from scipy import stats
+from django.template.defaultfilters import floatformat
 
 from live import selectors
-from games.base import SYSTEM
-from clevr.metrics import bootstrap_ci, compare_versions
+from games.stats import mean as _mean, mean_ci, num as _num, proportion   # noqa: F401 - the monitor's helpers
 from live.models import Batch, Match, MatchEvent, Seat
-from games.registry import get_game
+from games.registry import GAMES, get_game
 
 ENDED = (Match.Status.FINISHED, Match.Status.TIMED_OUT)
 HUMAN = "human"
-#: the roles a comparison may group by, per game (first: the default); visual dialog has no score
-COMPARE_ROLES = {"guesswhich_v1": ("answerer", "questioner"), "colors_v1": ("listener", "speaker"),
-                 "codraw_v1": ("drawer", "teller")}
 PLAY_CHOICES = {"all": "all ended matches", "human": "with a human seat", "agent": "agent-only"}
-CODRAW_MAX = 5.0
-CODRAW_BINS = 10
+
+
+def compare_roles() -> dict[str, tuple[str, ...]]:
+    """The roles a comparison may group by, per game (first: the default; ``GameSpec.compare_roles``);
+    games without a score to compare are absent."""
+    return {spec.id: tuple(spec.compare_roles) for spec in GAMES.values() if spec.compare_roles}
+
+
+def _monitor(game_id: str):
+    """The game's monitor module (``GameSpec.monitor``), or None (unknown game, or none)."""
+    spec = GAMES.get(game_id)
+    return spec.monitor if spec is not None else None
+
+
+def _hook(game_id: str, name: str):
+    return getattr(_monitor(game_id), name, None)
 
 
 # ----------------------------------------------------------------------------------- the matches
@@ -126,11 +127,12 @@ def filter_play(played: list[Played], play: str) -> list[Played]:
     return list(played)
 
 
-def outcomes_by_version(batches, *, statuses=(Match.Status.FINISHED,), play: str = "all") -> dict[str, list[dict]]:
-    """GuessWhich outcomes grouped by the answerer seat: its agent (ALICE version) or "human"
-    (``guesswhich_report``)."""
-    played = filter_play(played_matches(game_id="guesswhich_v1", batches=batches, statuses=statuses), play)
-    return {k: [p.outcome for p in v] for k, v in group_by_role(played, "answerer").items()}
+def outcomes_by_role(game_id: str, role: str, batches, *, statuses=(Match.Status.FINISHED,),
+                     play: str = "all") -> dict[str, list[dict]]:
+    """The game's outcomes grouped by one role's seat: its agent (e.g. the ALICE version of
+    GuessWhich's answerer) or "human" (``guesswhich_report``)."""
+    played = filter_play(played_matches(game_id=game_id, batches=batches, statuses=statuses), play)
+    return {k: [p.outcome for p in v] for k, v in group_by_role(played, role).items()}
 
 
 def play_kinds(played: list[Played]) -> dict:
@@ -139,102 +141,11 @@ def play_kinds(played: list[Played]) -> dict:
 
 
 # ----------------------------------------------------------------------------------- the numbers
-def _num(x):
-    """JSON-safe float: NaN and infinities become None."""
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def proportion(correct: int, n: int) -> dict:
-    """A proportion with its Wilson 95 % interval (None when n is 0)."""
-    if n <= 0:
-        return {"n": 0, "correct": 0, "value": None, "ci95": [None, None]}
-    ci = stats.binomtest(int(correct), int(n)).proportion_ci(confidence_level=0.95, method="wilson")
-    return {"n": int(n), "correct": int(correct), "value": correct / n, "ci95": [_num(ci.low), _num(ci.high)]}
-
-
-def mean_ci(values) -> dict:
-    v = [float(x) for x in values if x is not None]
-    lo, hi = bootstrap_ci(v)
-    return {"n": len(v), "value": _num(np.mean(v)) if v else None, "ci95": [_num(lo), _num(hi)]}
-
-
-def _mean(values):
-    v = [float(x) for x in values if x is not None]
-    return float(np.mean(v)) if v else None
-
-
-def colors_scores(outcomes) -> dict:
-    from games.colors.rules import CONDITIONS
-
-    outcomes = [o for o in outcomes if o]
-    by_condition = {}
-    for condition in CONDITIONS:
-        n = sum((o.get("by_condition") or {}).get(condition, {}).get("played", 0) for o in outcomes)
-        k = sum((o.get("by_condition") or {}).get(condition, {}).get("correct", 0) for o in outcomes)
-        by_condition[condition] = proportion(k, n)
-    return {
-        "matches": len(outcomes),
-        "accuracy": proportion(sum(o.get("correct", 0) for o in outcomes), sum(o.get("played", 0) for o in outcomes)),
-        "by_condition": by_condition,
-        "mean_response_ms": _mean(o.get("mean_response_ms") for o in outcomes),
-        "mean_speaker_words": _mean(o.get("mean_speaker_words") for o in outcomes),
-    }
-
-
-def codraw_scores(outcomes) -> dict:
-    outcomes = [o for o in outcomes if o]
-    scores = [o["score"] for o in outcomes if o.get("score") is not None]
-    counts, edges = np.histogram(np.clip(scores, 0.0, CODRAW_MAX), bins=CODRAW_BINS, range=(0.0, CODRAW_MAX))
-    rounds = max((len(o.get("round_scores") or []) for o in outcomes), default=0)
-    per_round = []
-    for k in range(rounds):
-        vals = [o["round_scores"][k] for o in outcomes if k < len(o.get("round_scores") or [])]
-        per_round.append({"round": k + 1, "n": len(vals), "mean": _mean(vals)})
-    return {
-        "matches": len(outcomes),
-        "score": mean_ci(scores),
-        "max_score": CODRAW_MAX,
-        "histogram": {"edges": [float(e) for e in edges], "counts": [int(c) for c in counts]},
-        "mean_rounds": _mean(o.get("rounds") for o in outcomes),
-        "peeked": sum(1 for o in outcomes if o.get("peeked")),
-        "per_round_mean_score": per_round,
-    }
-
-
-def guesswhich_scores(outcomes) -> dict:
-    from games.guesswhich.agents import summary
-
-    s = summary(outcomes)
-    return {**s,
-            "mean_rank": {"value": _num(s["mean_rank"]["value"]), "ci95": [_num(x) for x in s["mean_rank"]["ci95"]]},
-            "mrr": {"value": _num(s["mrr"]["value"]), "ci95": [_num(x) for x in s["mrr"]["ci95"]]}}
-
-
-def visdial_scores(outcomes) -> dict:
-    outcomes = [o for o in outcomes if o]
-    return {
-        "matches": len(outcomes),
-        "complete": proportion(sum(1 for o in outcomes if o.get("complete")), len(outcomes)),
-        "mean_rounds_completed": _mean(o.get("rounds_completed") for o in outcomes),
-        "mean_question_words": _mean(o.get("mean_question_words") for o in outcomes),
-        "mean_answer_words": _mean(o.get("mean_answer_words") for o in outcomes),
-    }
-
-
-SCORERS = {"colors_v1": colors_scores, "codraw_v1": codraw_scores, "guesswhich_v1": guesswhich_scores,
-           "visdial_v1": visdial_scores}
-
-
 def game_scores(game_id: str, outcomes) -> dict:
-    scorer = SCORERS.get(game_id)
-    return scorer(list(outcomes)) if scorer else {"matches": len(list(outcomes))}
-
-
-def _f(x, digits: int = 2) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
+    """The game's scores of these outcomes (its monitor's ``scores``; else the count)."""
+    scorer = _hook(game_id, "scores")
+    outcomes = list(outcomes)
+    return scorer(outcomes) if scorer else {"matches": len(outcomes)}
 
 
 def outcome_summary(game_id: str, outcome: dict | None) -> str:
@@ -242,21 +153,9 @@ def outcome_summary(game_id: str, outcome: dict | None) -> str:
     o = outcome or {}
     if not o:
         return ""
-    if game_id == "colors_v1":
-        parts = [f"{c} {v.get('correct', 0)}/{v.get('played', 0)}" for c, v in (o.get("by_condition") or {}).items()
-                 if v.get("played")]
-        return f"{o.get('correct', 0)}/{o.get('played', 0)} correct" + (f" ({', '.join(parts)})" if parts else "")
-    if game_id == "codraw_v1":
-        text = f"score {_f(o.get('score'))} of 5 after {o.get('rounds', 0)} rounds"
-        return text + (", peeked" if o.get("peeked") else "")
-    if game_id == "guesswhich_v1":
-        played = f"{o.get('rounds_played', 0)}/{o.get('rounds', 0)} rounds"
-        if o.get("found"):
-            return f"secret found at rank {o.get('rank')} of {o.get('pool_size')}; {played}; bonus {o.get('bonus')}"
-        return f"secret not found yet; {played}"
-    if game_id == "visdial_v1":
-        return f"{o.get('rounds_completed', 0)}/{o.get('rounds', 0)} rounds answered" + \
-            (", complete" if o.get("complete") else "")
+    summary = _hook(game_id, "outcome_summary")
+    if summary is not None:
+        return summary(o)
     return ", ".join(f"{k}: {v}" for k, v in o.items() if not isinstance(v, (dict, list)))
 
 
@@ -325,7 +224,7 @@ def comparison_options(*, game_id: str, batches) -> dict:
     """The groups a comparison may pick from: per role, each seat value with its match counts."""
     played = played_matches(game_id=game_id, batches=batches)
     return {role: {value: play_kinds(group) for value, group in sorted(group_by_role(played, role).items())}
-            for role in COMPARE_ROLES.get(game_id, ())}
+            for role in compare_roles().get(game_id, ())}
 
 
 def _describe(label: str, kinds: dict) -> str:
@@ -341,10 +240,11 @@ def compare_groups(*, game_id: str, batches, role: str, a: str, b: str, play: st
                    statuses=ENDED) -> dict:
     """Each group's scores and the test between them; :class:`CompareRefused` when the groups
     cannot be compared (see the module docstring)."""
-    if game_id not in COMPARE_ROLES:
+    roles = compare_roles()
+    if game_id not in roles:
         raise CompareRefused(f"{game_id} has no score to compare groups on.")
-    if role not in COMPARE_ROLES[game_id]:
-        raise CompareRefused(f"Group {game_id} matches by {' or '.join(COMPARE_ROLES[game_id])}, not {role!r}.")
+    if role not in roles[game_id]:
+        raise CompareRefused(f"Group {game_id} matches by {' or '.join(roles[game_id])}, not {role!r}.")
     if play not in PLAY_CHOICES:
         raise CompareRefused(f"Matches must be one of {', '.join(PLAY_CHOICES)}.")
     if a == b:
@@ -367,52 +267,33 @@ def compare_groups(*, game_id: str, batches, role: str, a: str, b: str, play: st
     result = {"game_id": game_id, "role": role, "play": play,
               "groups": [{"label": g, "matches": len(grouped[g]), **kinds[g],
                           "scores": game_scores(game_id, outcomes[g])} for g in (a, b)]}
-    if game_id == "guesswhich_v1":
-        test = compare_versions(*([o["rank"] for o in outcomes[g] if o.get("found")] for g in (a, b)))
-        result["test"] = {"name": "Mann-Whitney U on the secret's rank (two-sided)",
-                          "rows": [{"what": "rank", **{k: _jsonable(v) for k, v in test.items()}}]}
-    elif game_id == "codraw_v1":
-        sa, sb = ([o["score"] for o in outcomes[g] if o.get("score") is not None] for g in (a, b))
-        test = stats.mannwhitneyu(sa, sb, alternative="two-sided")
-        result["test"] = {"name": "Mann-Whitney U on the final similarity score (two-sided)",
-                          "rows": [{"what": "score", "n_a": len(sa), "n_b": len(sb), "u": _num(test.statistic),
-                                    "p_value": _num(test.pvalue), "mean_a": _mean(sa), "mean_b": _mean(sb)}]}
-    else:
-        result["test"] = {"name": "Fisher's exact test on correct/incorrect rounds (two-sided)",
-                          "rows": _colors_tests(result["groups"][0]["scores"], result["groups"][1]["scores"])}
+    result["test"] = _test(game_id, outcomes[a], outcomes[b], result["groups"][0]["scores"],
+                           result["groups"][1]["scores"])
     return result
 
 
-def _jsonable(v):
-    return _num(v) if isinstance(v, float) else v
+def _cell(value, fmt, empty: str) -> str:
+    """One cell of the test table as the page shows it: ``"percent"`` (a whole percentage) or a
+    number of decimals (Django's ``floatformat``); ``empty`` when there is no value."""
+    if value is None:
+        return empty
+    if fmt == "percent":
+        return f"{round(value * 100)} %"
+    return floatformat(value, fmt) or empty
 
 
-def _fisher(pa: dict, pb: dict) -> dict:
-    row = {"n_a": pa["n"], "n_b": pb["n"], "accuracy_a": pa["value"], "accuracy_b": pb["value"]}
-    if not pa["n"] or not pb["n"]:
-        return {**row, "odds_ratio": None, "p_value": None}
-    table = [[pa["correct"], pa["n"] - pa["correct"]], [pb["correct"], pb["n"] - pb["correct"]]]
-    res = stats.fisher_exact(table, alternative="two-sided")
-    return {**row, "odds_ratio": _num(res.statistic), "p_value": _num(res.pvalue)}
-
-
-def _colors_tests(sa: dict, sb: dict) -> list[dict]:
-    rows = [{"what": "all rounds", **_fisher(sa["accuracy"], sb["accuracy"])}]
-    for condition in sa["by_condition"]:
-        rows.append({"what": condition, **_fisher(sa["by_condition"][condition], sb["by_condition"][condition])})
-    return rows
+def _test(game_id: str, outcomes_a, outcomes_b, scores_a: dict, scores_b: dict) -> dict:
+    """The game's test between two groups (its monitor's ``compare_test``), each row with the
+    page's cells: ``what``, ``n A``, ``n B``, the game's columns, then ``p``."""
+    test = _hook(game_id, "compare_test")(outcomes_a, outcomes_b, scores_a, scores_b)
+    columns = [tuple(c) for c in test.get("columns", ())]
+    test["headers"] = [c[0] for c in columns]
+    for row in test["rows"]:
+        row["cells"] = [_cell(row.get(key), fmt, empty) for _, key, fmt, empty in columns]
+    return test
 
 
 # ----------------------------------------------------------------------------------- one match
-def _piece_name(idx) -> str:
-    from games.codraw import clipart as ca
-
-    try:
-        return ca.CLIPARTS[int(idx)].name
-    except (TypeError, ValueError, IndexError):
-        return f"piece {idx}"
-
-
 def _quote(text) -> str:
     return f"“{text}”"
 
@@ -420,7 +301,6 @@ def _quote(text) -> str:
 def event_summary(game_id: str, event: dict) -> str:
     """One logged event in words (observer's view, private parts included)."""
     t, p, actor = event["type"], event.get("payload") or {}, event["actor"]
-    private = event.get("private") or {}
     if t == "match_started":
         seats = ", ".join(f"{r} {k}" for r, k in (p.get("seats") or {}).items())
         return f"Match started ({seats})."
@@ -428,54 +308,10 @@ def event_summary(game_id: str, event: dict) -> str:
         return f"Match aborted: {p.get('reason')} (by {p.get('by')})."
     if t in ("message_sent", "question_asked", "answer_given"):
         return f"{p.get('role') or actor}: {_quote(p.get('text', ''))}"
-    if game_id == "colors_v1":
-        if t == "round_started":
-            return f"Round {p.get('round')} of {p.get('rounds')} started."
-        if t == "color_clicked":
-            which = "the target" if p.get("status") == "target" else f"a distractor ({p.get('status')})"
-            return f"Round {p.get('round')}: the listener clicked {which}."
-        if t == "round_ended":
-            return f"Round {p.get('round')} ({p.get('condition')}): {p.get('outcome')}; score {p.get('score', {}).get('correct')}/{p.get('score', {}).get('played')}."
-        if t == "game_ended":
-            return f"Game over: {p.get('correct')}/{p.get('played')} correct."
-    if game_id == "codraw_v1":
-        if t == "game_started":
-            return f"Game started: {p.get('time_limit_s')} s on the clock, messages up to {p.get('max_message_len')} characters."
-        if t == "canvas_changed":
-            d = private.get("drawer") or {}
-            verb = {"place": "placed", "update": "moved or changed", "remove": "removed"}.get(d.get("op"), d.get("op"))
-            return f"Round {p.get('round')}: the Drawer {verb} the {_piece_name(d.get('idx'))}."
-        if t == "round_recorded":
-            score = (private.get(SYSTEM) or {}).get("score")
-            return (f"Round {p.get('round')} recorded" + (" (after the peek)" if p.get("peeked") else "")
-                    + (f": similarity {score:.2f}" if isinstance(score, (int, float)) else "") + ".")
-        if t == "peek_opened":
-            return f"Round {p.get('round')}: the Teller peeked at the Drawer's canvas."
-        if t == "peek_closed":
-            return f"Round {p.get('round')}: the Teller closed the peek."
-        if t == "game_ended":
-            return f"Game ended by {p.get('ended_by')}: score {_f(p.get('score'))} of 5 after {p.get('rounds')} rounds."
-    if game_id in ("guesswhich_v1", "visdial_v1"):
-        if t == "game_started":
-            pool = f" pool of {p['pool_size']}," if p.get("pool_size") else ""
-            return f"Game started:{pool} {p.get('rounds')} rounds; caption {_quote(p.get('caption', ''))}."
-        if t == "guess_made":
-            return f"Round {p.get('round')}: the questioner's best guess is image {p.get('image_id')}."
-        if t == "dialog_ended":
-            return f"Dialog over after {p.get('rounds')} rounds; the questioner now clicks until the secret is found."
-        if t == "dialog_completed":
-            return f"Dialog complete after {p.get('rounds')} rounds."
-        if t == "image_clicked":
-            return f"Final guess {p.get('click')}: image {p.get('image_id')} is {'the secret' if p.get('correct') else 'wrong'}."
-        if t == "secret_found":
-            return f"Secret {p.get('secret_id')} found at rank {p.get('rank')}."
-        if t == "feedback_given":
-            ratings = ", ".join(f"{k} {v}" for k, v in (p.get("ratings") or {}).items())
-            return f"Feedback: {ratings}" + (f"; {_quote(p['comment'])}" if p.get("comment") else "") + "."
-        if t == "feedback_skipped":
-            return f"Feedback skipped (by {p.get('by')})."
-        if t == "game_finished":
-            return f"Finished: rank {p.get('rank')}, bonus {p.get('bonus')}."
+    summary = _hook(game_id, "event_summary")
+    text = summary(event) if summary is not None else None
+    if text is not None:
+        return text
     simple = ", ".join(f"{k} {v}" for k, v in p.items() if not isinstance(v, (dict, list)))
     return f"{t.replace('_', ' ').capitalize()}" + (f": {simple}" if simple else "") + "."
 
@@ -491,38 +327,10 @@ def _chat_line(event: dict) -> dict | None:
 def board(game_id: str, state: dict, rules, *, match_id: str, seq: int) -> dict:
     """What an observer sees of ``state`` (the replay's panel)."""
     common = {"to_act": list(rules.to_act(state))}
-    if game_id == "colors_v1":
-        over = rules.is_over(state)
-        last = None
-        if state["history"]:
-            h = state["history"][-1]
-            colors = state["rounds"][h["round"] - 1]["colors"]
-            last = {"round": h["round"], "condition": h["condition"], "correct": h["correct"],
-                    "chosen": h["chosen"], "colors": [list(c) for c in colors]}
-        current = None if over else state["rounds"][state["round"]]
-        return {**common, "round": min(state["round"] + 1, len(state["rounds"])), "rounds": len(state["rounds"]),
-                "over": over, "correct": state["correct"], "played": len(state["history"]),
-                "condition": current["condition"] if current else None,
-                "colors": [list(c) for c in current["colors"]] if current else [],   # index 0: the target
-                "messages": [{"who": m["role"], "text": m["text"]} for m in state["messages"]],
-                "last": last}
-    if game_id == "codraw_v1":
-        return {**common, "phase": state["phase"], "round": state["round"],
-                "chat": [{"who": m["role"], "text": m["text"]} for m in state["chat"]],
-                "pieces": len(state["canvas"]), "score": _num(rules.score(state)),
-                "peek": bool(state["peek"]["used"]),
-                "canvas_svg": f"/research/matches/{match_id}/replay/{seq}.svg"}
-    if game_id == "guesswhich_v1":
-        return {**common, "phase": state["phase"], "round": state["round"], "rounds": state["rounds"],
-                "dialog": [{"round": d["round"], "question": d["question"], "answer": d.get("answer"),
-                            "guess": d.get("guess")} for d in state["dialog"]],
-                "final_clicks": [c["image_id"] for c in state["final_clicks"]],
-                "bonus": rules.bonus(state)["total"]}
-    if game_id == "visdial_v1":
-        return {**common, "phase": state["phase"], "round": state["round"], "rounds": state["rounds"],
-                "dialog": [{"round": d["round"], "question": d["question"], "answer": d.get("answer")}
-                           for d in state["dialog"]]}
-    return common
+    game_board = _hook(game_id, "board")
+    if game_board is None:
+        return common
+    return {**common, **game_board(state, rules, match_id=match_id, seq=seq)}
 
 
 def _replay_states(match: Match):
@@ -560,14 +368,10 @@ def _same(a, b) -> bool:
 
 
 def match_images(match: Match) -> dict:
-    """The images a staff page shows: GuessWhich's pool with its secret, visual dialog's image."""
-    content = match.content if isinstance(match.content, dict) else {}
-    if match.game_id == "guesswhich_v1":
-        return {"pool": [str(item["id"]) for item in content.get("pool") or []],
-                "secret": str(content.get("secret_id"))}
-    if match.game_id == "visdial_v1" and content.get("image_id") is not None:
-        return {"image": str(content["image_id"])}
-    return {}
+    """The images a staff page shows (the game monitor's ``match_images``: GuessWhich's pool with
+    its secret, visual dialog's image); {} for a game without images."""
+    images = _hook(match.game_id, "match_images")
+    return images(match) if images is not None else {}
 
 
 def image_scene(match: Match, image_id: str) -> dict | None:

@@ -42,7 +42,7 @@ def research_batch(request, slug: str):
     if request.GET.get("format") == "json":
         return JsonResponse(monitor.batch_monitor(batch=batch))
     return render(request, "research/batch.html", {"batch": batch, "game": GAMES.get(batch.game_id),
-                                                   "compare_game": batch.game_id in monitor.COMPARE_ROLES})
+                                                   "compare_game": batch.game_id in monitor.compare_roles()})
 
 
 @staff_permission(RESEARCH)
@@ -84,28 +84,9 @@ def research_match_image(request, match_id, image_id: str):
     return clevr_views._response(request, data, key, "image/png")
 
 
-@staff_permission(RESEARCH)
-@require_safe
-def research_replay_svg(request, match_id, seq: int):
-    """CoDraw: the Drawer's canvas after event ``seq``, replayed from the log."""
-    from games.codraw.render import scene_svg
-    from games.codraw.rules import canvas_scene
-    from games.codraw.views import _scale, _svg_response
-
-    match = get_object_or_404(Match, pk=match_id)
-    if match.game_id != "codraw_v1":
-        raise Http404("Not a CoDraw match.")
-    if not 1 <= seq <= match.seq:
-        raise Http404(f"This match has events 1 to {match.seq}.")
-    state = monitor.state_at(match=match, seq=seq)
-    return _svg_response(scene_svg(canvas_scene(state), scale=_scale(request),
-                                   title=f"{match.id}: the Drawer's canvas after event {seq}"),
-                         f"codraw-{match.id}-step{seq}.svg")
-
-
 # ----------------------------------------------------------------------------------- comparison
 class CompareForm(forms.Form):
-    game = forms.ChoiceField(choices=[(g, GAMES[g].title) for g in monitor.COMPARE_ROLES if g in GAMES])
+    game = forms.ChoiceField(choices=lambda: [(g, GAMES[g].title) for g in monitor.compare_roles()])
     batch = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
                                       help_text="none ticked: every batch of the game")
     role = forms.ChoiceField(required=False, label="Group by")
@@ -117,8 +98,9 @@ class CompareForm(forms.Form):
         super().__init__(data)
         self.fields["batch"].choices = [(b.slug, f"{b.title} ({b.slug})")
                                         for b in Batch.objects.filter(game_id=game).order_by("slug")]
-        self.fields["role"].choices = [(r, f"the {r}'s seat") for r in monitor.COMPARE_ROLES.get(game, ())]
-        role = (data or {}).get("role") or monitor.COMPARE_ROLES.get(game, ("",))[0]
+        roles = monitor.compare_roles().get(game, ())
+        self.fields["role"].choices = [(r, f"the {r}'s seat") for r in roles]
+        role = (data or {}).get("role") or (roles or ("",))[0]
         groups = [(v, f"{v} ({k['human']} with a human seat, {k['agent']} agent-only)")
                   for v, k in options.get(role, {}).items()]
         self.fields["a"].choices = self.fields["b"].choices = [("", "—")] + groups
@@ -130,15 +112,16 @@ def research_compare(request):
     """GET: the form (changing game, batches or grouping reloads it with that game's groups);
     with ``compare=1`` and two groups: the comparison, or the reason it is refused."""
     game = request.GET.get("game")
-    if game not in monitor.COMPARE_ROLES:
-        game = next(iter(monitor.COMPARE_ROLES))
+    compare_roles = monitor.compare_roles()
+    if game not in compare_roles:
+        game = next(iter(compare_roles))
     batches = [s for s in request.GET.getlist("batch") if s]
     options = monitor.comparison_options(game_id=game, batches=batches)
     data = request.GET.copy()
     data["game"] = game
     data.setdefault("play", "all")
-    if data.get("role") not in monitor.COMPARE_ROLES[game]:
-        data["role"] = monitor.COMPARE_ROLES[game][0]
+    if data.get("role") not in compare_roles[game]:
+        data["role"] = compare_roles[game][0]
     form = CompareForm(data, game=game, options=options)
     result = refused = None
     status = 200
@@ -157,6 +140,7 @@ def research_compare(request):
     if request.GET.get("format") == "json":
         return JsonResponse({"result": result, "refused": refused, "errors": form.errors or None}, status=status)
     return render(request, "research/compare.html",
-                  {"form": form, "game": game, "result": result, "refused": refused, "options": options},
+                  {"form": form, "game": game, "spec": GAMES[game], "result": result, "refused": refused,
+                   "options": options},
                   status=status)
 

@@ -24,12 +24,13 @@ from pathlib import Path
 from django.conf import settings
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_safe
 
 from crowd.staff import RESEARCH, staff_permission
 from games.codraw import art as svg_art
 from games.codraw import clipart as ca
 from games.codraw.render import scene_svg
+from games.codraw import rules
 from games.codraw.rules import OFF_CANVAS_MARGIN
 from live.models import Match, MatchEvent
 
@@ -166,3 +167,18 @@ def final_svg(request, match_id):
         raise Http404("This game has not ended.")
     return _svg_response(scene_svg(event.payload["abs_d"], scale=_scale(request),
                                    title=f"{match.id}: final canvas"), f"codraw-{match.id}-final.svg")
+
+
+@staff_permission(RESEARCH)
+@require_safe
+def replay_svg(request, match_id, seq: int):
+    """The Drawer's canvas after event ``seq``, replayed from the log (the research replay's board)."""
+    match = _codraw_match(match_id)
+    if not 1 <= seq <= match.seq:
+        raise Http404(f"This match has events 1 to {match.seq}.")
+    state = rules.initial_state(match.content, match.seed, match.config)
+    for row in match.events.filter(seq__lte=seq).exclude(action=None).order_by("seq").only("actor", "action"):
+        state, _ = rules.apply(state, row.actor, row.action)
+    return _svg_response(scene_svg(rules.canvas_scene(state), scale=_scale(request),
+                                   title=f"{match.id}: the Drawer's canvas after event {seq}"),
+                         f"codraw-{match.id}-step{seq}.svg")

@@ -78,86 +78,6 @@
   }
 
   /* ------------------------------------------------------------------ per game: tables and charts */
-  GAME_CHARTS.colors_v1 = {
-    head: ["Group", "Matches", "Rounds", "Accuracy (95 % CI)", "far", "split", "close", "Response", "Words"],
-    row(g) {
-      const s = g.scores, a = s.accuracy;
-      const cond = (c) => { const p = s.by_condition[c]; return p.n ? `${pct(p.value)} ${ciPct(p.ci95)} n=${p.n}` : "–"; };
-      return [g.label, s.matches, a.n, a.n ? `${pct(a.value)} ${ciPct(a.ci95)}` : "–", cond("far"), cond("split"), cond("close"),
-              s.mean_response_ms === null ? "–" : fmt(s.mean_response_ms / 1000, 1) + " s", fmt(s.mean_speaker_words, 1)];
-    },
-    charts: ["accuracy"],
-    draw(prefix, groups) {
-      const keys = ["all", "far", "split", "close"];
-      chart(prefix + "accuracy", { type: "bar", data: {
-        labels: ["all rounds", "far", "split", "close"],
-        datasets: groups.map((g, i) => {
-          const ps = keys.map((k) => k === "all" ? g.scores.accuracy : g.scores.by_condition[k]);
-          return { label: g.label, backgroundColor: color(i) + "bb", data: ps.map((p) => p.value === null ? null : 100 * p.value),
-                   ci: ps.map((p) => p.ci95[0] === null ? null : [100 * p.ci95[0], 100 * p.ci95[1]]) };
-        }) }, options: opts("Listener accuracy per condition (95 % Wilson CI)", "% correct", { scales: { y: { min: 0, max: 100, title: { display: true, text: "% correct" } } } }) });
-    },
-  };
-  GAME_CHARTS.codraw_v1 = {
-    head: ["Group", "Matches", "Mean score (95 % CI)", "Rounds", "Peeked"],
-    row(g) {
-      const s = g.scores;
-      return [g.label, s.matches, s.score.n ? `${fmt(s.score.value)} ${ci(s.score.ci95)} of ${fmt(s.max_score, 0)}` : "–",
-              fmt(s.mean_rounds, 1), `${s.peeked} of ${s.matches}`];
-    },
-    charts: ["histogram", "rounds"],
-    draw(prefix, groups) {
-      const edges = groups.length ? groups[0].scores.histogram.edges : [];
-      chart(prefix + "histogram", { type: "bar", data: {
-        labels: edges.slice(0, -1).map((e, i) => `${fmt(e, 1)}–${fmt(edges[i + 1], 1)}`),
-        datasets: groups.map((g, i) => ({ label: g.label, backgroundColor: color(i) + "bb", data: g.scores.histogram.counts })) },
-        options: opts("Similarity scores of ended matches", "matches", { scales: { y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "matches" } }, x: { title: { display: true, text: "similarity (0–5)" } } } }) });
-      const n = Math.max(0, ...groups.map((g) => g.scores.per_round_mean_score.length));
-      chart(prefix + "rounds", { type: "line", data: {
-        labels: Array.from({ length: n }, (_, k) => k + 1),
-        datasets: groups.map((g, i) => ({ label: g.label, borderColor: color(i), backgroundColor: color(i),
-          data: g.scores.per_round_mean_score.map((r) => r.mean) })) },
-        options: opts("Mean score after each round", "similarity (0–5)", { scales: { x: { title: { display: true, text: "round" } }, y: { min: 0, max: 5, title: { display: true, text: "similarity" } } } }) });
-    },
-  };
-  GAME_CHARTS.guesswhich_v1 = {
-    head: ["Group", "Matches", "Found", "Mean rank (95 % CI)", "MRR (95 % CI)", "Chance rank", "Bonus"],
-    row(g) {
-      const s = g.scores;
-      return [g.label, s.matches, s.found, s.found ? `${fmt(s.mean_rank.value)} ${ci(s.mean_rank.ci95)}` : "–",
-              s.found ? `${fmt(s.mrr.value, 3)} ${ci(s.mrr.ci95, (x) => fmt(x, 3))}` : "–", fmt(s.chance_mean_rank, 1), fmt(s.mean_bonus, 1)];
-    },
-    charts: ["curve", "rank"],
-    draw(prefix, groups) {
-      const n = Math.max(0, ...groups.map((g) => g.scores.per_round_mean_coarse_rank.length));
-      chart(prefix + "curve", { type: "line", data: {
-        labels: Array.from({ length: n }, (_, k) => k + 1),
-        datasets: groups.map((g, i) => ({ label: g.label, borderColor: color(i), backgroundColor: color(i), spanGaps: true,
-          data: g.scores.per_round_mean_coarse_rank })) },
-        options: opts("Coarse rank of the best guess per round (lower is better)", "mean coarse rank", { scales: { x: { title: { display: true, text: "round" } }, y: { beginAtZero: true, title: { display: true, text: "mean coarse rank" } } } }) });
-      chart(prefix + "rank", { type: "bar", data: {
-        labels: groups.map((g) => g.label),
-        datasets: [{ label: "mean rank of the secret", backgroundColor: groups.map((g, i) => color(i) + "bb"),
-          data: groups.map((g) => g.scores.mean_rank.value), ci: groups.map((g) => g.scores.mean_rank.ci95) }] },
-        options: opts("Mean rank of the secret (95 % bootstrap CI)", "rank (1 = first click)", { plugins: { title: { display: true, text: "Mean rank of the secret (95 % bootstrap CI)" }, legend: { display: false } } }) });
-    },
-  };
-  GAME_CHARTS.visdial_v1 = {
-    head: ["Group", "Matches", "Complete (95 % CI)", "Rounds answered", "Words / question", "Words / answer"],
-    row(g) {
-      const s = g.scores;
-      return [g.label, s.matches, s.complete.n ? `${pct(s.complete.value)} ${ciPct(s.complete.ci95)}` : "–",
-              fmt(s.mean_rounds_completed, 1), fmt(s.mean_question_words, 1), fmt(s.mean_answer_words, 1)];
-    },
-    charts: ["words"],
-    draw(prefix, groups) {
-      chart(prefix + "words", { type: "bar", data: {
-        labels: ["rounds answered", "words per question", "words per answer"],
-        datasets: groups.map((g, i) => ({ label: g.label, backgroundColor: color(i) + "bb",
-          data: [g.scores.mean_rounds_completed, g.scores.mean_question_words, g.scores.mean_answer_words] })) },
-        options: opts("Dialogs of ended matches (means)", "mean") });
-    },
-  };
 
   function scoreTable(game, groups) {
     const spec = GAME_CHARTS[game];
@@ -231,41 +151,14 @@
   function chatLines(lines) {
     return el("div", { class: "dialog" }, lines.map((m) => el("p", { class: "line" }, el("b", { text: m.who + ": " }), m.text)));
   }
-  const BOARDS = {
-    colors_v1(b) {
-      const parts = [el("p", {}, el("b", { text: b.over ? "Game over" : `Round ${b.round} of ${b.rounds}` }),
-        b.condition ? ` (${b.condition})` : "", ` · score ${b.correct}/${b.played}`)];
-      if (b.colors.length) parts.push(el("div", { class: "swatches" }, b.colors.map((c, i) =>
-        el("span", { class: "sw" + (i === 0 ? " target" : ""), style: `background:${hsl(c)}`, title: i === 0 ? "target" : "distractor" }, i === 0 ? "target" : ""))));
-      if (b.messages.length) parts.push(chatLines(b.messages));
-      if (b.last) parts.push(el("p", { class: "muted" }, `Last round (${b.last.round}, ${b.last.condition}): `,
-        el("span", { class: "sw small", style: `background:${hsl(b.last.colors[b.last.chosen])}` }), b.last.correct ? " clicked the target" : " clicked a distractor"));
-      return parts;
-    },
-    codraw_v1(b) {
-      return [el("p", {}, el("b", { text: b.phase === "over" ? "Game over" : `Round ${b.round}, ${b.phase}'s turn` }),
-        ` · ${b.pieces} pieces on the canvas · similarity ${fmt(b.score)} of 5` + (b.peek ? " · peeked" : "")),
-        el("img", { class: "replay-canvas", src: b.canvas_svg, width: 375, height: 300, alt: "the Drawer's canvas at this step" }),
-        b.chat.length ? chatLines(b.chat.slice(-6)) : null];
-    },
-    guesswhich_v1(b) {
-      return [el("p", {}, el("b", { text: b.phase === "done" ? "Game over" : `Round ${b.round} of ${b.rounds} · ${b.phase}` }),
-        ` · bonus ${b.bonus}` + (b.final_clicks.length ? ` · final clicks: ${b.final_clicks.join(", ")}` : "")),
-        chatLines(b.dialog.flatMap((d) => [{ who: "Q" + d.round, text: d.question }].concat(d.answer ? [{ who: "A" + d.round, text: d.answer }] : [])
-          .concat(d.guess ? [{ who: "guess", text: d.guess }] : [])))];
-    },
-    visdial_v1(b) {
-      return [el("p", {}, el("b", { text: b.phase === "done" ? "Dialog complete" : `Round ${b.round} of ${b.rounds} · ${b.phase}` })),
-        chatLines(b.dialog.flatMap((d) => [{ who: "Q" + d.round, text: d.question }].concat(d.answer ? [{ who: "A" + d.round, text: d.answer }] : [])))];
-    },
-  };
 
   function matchReplay(data) {
     const slider = document.getElementById("replay-slider"), steps = data.steps;
     const info = document.getElementById("replay-step"), boardEl = document.getElementById("replay-board");
     const eventEl = document.getElementById("replay-event");
     const rows = new Map([...document.querySelectorAll("#log tr[data-seq]")].map((r) => [Number(r.dataset.seq), r]));
-    const render = BOARDS[data.game_id] || ((b) => [el("pre", { text: JSON.stringify(b, null, 1) })]);
+    // a game's board view comes from its monitor script (GameSpec.monitor_script)
+    const render = (GAME_CHARTS[data.game_id] || {}).board || ((b) => [el("pre", { text: JSON.stringify(b, null, 1) })]);
     const replay = { index: steps.length - 1, shown: null };
     window.gtReplay = replay;
     function show(i) {
@@ -313,5 +206,8 @@
     }
   }
 
-  window.GTMonitor = { el, fmt, pct, ci, color, chart, opts, GAME_CHARTS, scoreTable, batchMonitor, matchReplay };
+  // GAME_CHARTS[game id]: a game's score table (head, row), charts (charts, draw) and replay board
+  // (board), added by its monitor script (GameSpec.monitor_script) before the page's script runs
+  window.GTMonitor = { el, fmt, pct, ci, ciPct, color, chart, opts, chatLines, hsl, GAME_CHARTS, scoreTable,
+                       batchMonitor, matchReplay };
 })();

@@ -11,6 +11,10 @@ from django.core.management import CommandError, call_command
 from scipy import stats
 
 from research import monitor
+from games.codraw import monitor as codraw_monitor
+from games.colors import monitor as colors_monitor
+from games.guesswhich import monitor as guesswhich_monitor
+from games.visdial import monitor as visdial_monitor
 from clevr.metrics import bootstrap_ci, compare_versions
 from games.guesswhich.agents import summary
 from live.models import Match, Seat
@@ -62,7 +66,7 @@ def test_proportion_is_the_wilson_interval():
 
 
 def test_colors_scores_sum_rounds_per_condition():
-    s = monitor.colors_scores([colors_outcome(far=(3, 3), split=(1, 2)), colors_outcome(far=(1, 2), close=(0, 4))])
+    s = colors_monitor.scores([colors_outcome(far=(3, 3), split=(1, 2)), colors_outcome(far=(1, 2), close=(0, 4))])
     assert s["matches"] == 2
     assert (s["accuracy"]["correct"], s["accuracy"]["n"]) == (5, 11)
     assert s["accuracy"]["ci95"] == pytest.approx(wilson(5, 11))
@@ -76,7 +80,7 @@ def test_codraw_scores_mean_ci_histogram_and_rounds():
     outcomes = [{"score": s, "rounds": r, "round_scores": rs, "peeked": pk}
                 for s, r, rs, pk in [(1.0, 2, [0.5, 1.0], False), (4.2, 1, [4.2], True), (2.5, 2, [2.0, 2.5], False),
                                      (5.0, 3, [1, 3, 5.0], False)]]
-    s = monitor.codraw_scores(outcomes)
+    s = codraw_monitor.scores(outcomes)
     assert s["score"]["value"] == pytest.approx(np.mean([1.0, 4.2, 2.5, 5.0]))
     assert s["score"]["ci95"] == pytest.approx(list(bootstrap_ci([1.0, 4.2, 2.5, 5.0])))
     assert s["histogram"]["edges"][0] == 0.0 and s["histogram"]["edges"][-1] == 5.0
@@ -88,18 +92,18 @@ def test_codraw_scores_mean_ci_histogram_and_rounds():
 
 def test_guesswhich_scores_are_the_agents_summary():
     outcomes = [gw_outcome(1, (1, 1)), gw_outcome(4, (5, 2)), gw_outcome(None, (6, 4, 3))]
-    s, ref = monitor.guesswhich_scores(outcomes), summary(outcomes)
+    s, ref = guesswhich_monitor.scores(outcomes), summary(outcomes)
     assert s["mean_rank"]["value"] == ref["mean_rank"]["value"] == 2.5
     assert s["mean_rank"]["ci95"] == pytest.approx(ref["mean_rank"]["ci95"])
     assert s["per_round_mean_coarse_rank"] == ref["per_round_mean_coarse_rank"] == [4.0, 7 / 3, 3.0]
     assert s["found"] == 2
     # no finite value leaks as NaN into the JSON
-    empty = monitor.guesswhich_scores([gw_outcome(None)])
+    empty = guesswhich_monitor.scores([gw_outcome(None)])
     assert empty["mean_rank"]["value"] is None and empty["mrr"]["ci95"] == [None, None]
 
 
 def test_visdial_scores_what_the_outcome_holds():
-    s = monitor.visdial_scores([{"rounds": 10, "rounds_completed": 10, "complete": True, "mean_question_words": 4,
+    s = visdial_monitor.scores([{"rounds": 10, "rounds_completed": 10, "complete": True, "mean_question_words": 4,
                                  "mean_answer_words": 2},
                                 {"rounds": 10, "rounds_completed": 3, "complete": False, "mean_question_words": 6,
                                  "mean_answer_words": None}])
@@ -162,7 +166,7 @@ def test_guesswhich_comparison_is_the_reports_mann_whitney():
     assert row["u"] == ref["u"] and row["p_value"] == pytest.approx(ref["p_value"]) and (row["n_a"], row["n_b"]) == (4, 3)
     assert [g["matches"] for g in r["groups"]] == [4, 4] and r["groups"][0]["agent"] == 4
     # the command's grouping is this module's
-    assert {k: len(v) for k, v in monitor.outcomes_by_version(["mon-gw"]).items()} == {"alice_exact": 4, "alice_weak": 4}
+    assert {k: len(v) for k, v in monitor.outcomes_by_role("guesswhich_v1", "answerer", ["mon-gw"]).items()} == {"alice_exact": 4, "alice_weak": 4}
 
 
 def test_human_played_and_agent_only_groups_are_refused():

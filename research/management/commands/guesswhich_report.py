@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from games.guesswhich.agents import summarize
 from live.models import Match
-from research.monitor import PLAY_CHOICES, CompareRefused, compare_groups, outcomes_by_version
+from research.monitor import PLAY_CHOICES, CompareRefused, compare_groups, outcomes_by_role
 
 
 class Command(BaseCommand):
@@ -29,7 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--plot", default="", help="write per-round coarse-rank curves per version to a PNG")
 
     def handle(self, *args, **opts):
-        grouped = outcomes_by_version(opts["batch"], play=opts["play"])
+        grouped = outcomes_by_role("guesswhich_v1", "answerer", opts["batch"], play=opts["play"])
         if not grouped:
             raise CommandError("No finished GuessWhich matches match these filters.")
         for version in sorted(grouped):

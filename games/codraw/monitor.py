@@ -1,0 +1,86 @@
+"""The research pages' view of CoDraw (``GameSpec.monitor``; research/monitor.py calls it): mean
+similarity score with a bootstrap 95 % CI, a histogram over the metric's range [0, 5] and the mean
+score after each round; groups compared by Mann-Whitney U on the final scores."""
+from __future__ import annotations
+
+import numpy as np
+
+from games.base import SYSTEM
+from games.codraw import clipart as ca
+from games.stats import mann_whitney, mean, mean_ci, num
+
+MAX_SCORE = 5.0
+BINS = 10
+
+
+def scores(outcomes) -> dict:
+    outcomes = [o for o in outcomes if o]
+    values = [o["score"] for o in outcomes if o.get("score") is not None]
+    counts, edges = np.histogram(np.clip(values, 0.0, MAX_SCORE), bins=BINS, range=(0.0, MAX_SCORE))
+    rounds = max((len(o.get("round_scores") or []) for o in outcomes), default=0)
+    per_round = []
+    for k in range(rounds):
+        vals = [o["round_scores"][k] for o in outcomes if k < len(o.get("round_scores") or [])]
+        per_round.append({"round": k + 1, "n": len(vals), "mean": mean(vals)})
+    return {
+        "matches": len(outcomes),
+        "score": mean_ci(values),
+        "max_score": MAX_SCORE,
+        "histogram": {"edges": [float(e) for e in edges], "counts": [int(c) for c in counts]},
+        "mean_rounds": mean(o.get("rounds") for o in outcomes),
+        "peeked": sum(1 for o in outcomes if o.get("peeked")),
+        "per_round_mean_score": per_round,
+    }
+
+
+def _f(x, digits: int = 2) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def outcome_summary(o: dict) -> str:
+    text = f"score {_f(o.get('score'))} of 5 after {o.get('rounds', 0)} rounds"
+    return text + (", peeked" if o.get("peeked") else "")
+
+
+def compare_test(outcomes_a, outcomes_b, scores_a: dict, scores_b: dict) -> dict:
+    sa, sb = ([o["score"] for o in outcomes if o.get("score") is not None] for outcomes in (outcomes_a, outcomes_b))
+    return {"name": "Mann-Whitney U on the final similarity score (two-sided)",
+            "columns": [("mean A", "mean_a", 2, ""), ("mean B", "mean_b", 2, ""), ("U", "u", 1, "")],
+            "rows": [{"what": "score", **mann_whitney(sa, sb)}]}
+
+
+def _piece_name(idx) -> str:
+    try:
+        return ca.CLIPARTS[int(idx)].name
+    except (TypeError, ValueError, IndexError):
+        return f"piece {idx}"
+
+
+def event_summary(event: dict) -> str | None:
+    t, p = event["type"], event.get("payload") or {}
+    private = event.get("private") or {}
+    if t == "game_started":
+        return f"Game started: {p.get('time_limit_s')} s on the clock, messages up to {p.get('max_message_len')} characters."
+    if t == "canvas_changed":
+        d = private.get("drawer") or {}
+        verb = {"place": "placed", "update": "moved or changed", "remove": "removed"}.get(d.get("op"), d.get("op"))
+        return f"Round {p.get('round')}: the Drawer {verb} the {_piece_name(d.get('idx'))}."
+    if t == "round_recorded":
+        score = (private.get(SYSTEM) or {}).get("score")
+        return (f"Round {p.get('round')} recorded" + (" (after the peek)" if p.get("peeked") else "")
+                + (f": similarity {score:.2f}" if isinstance(score, (int, float)) else "") + ".")
+    if t == "peek_opened":
+        return f"Round {p.get('round')}: the Teller peeked at the Drawer's canvas."
+    if t == "peek_closed":
+        return f"Round {p.get('round')}: the Teller closed the peek."
+    if t == "game_ended":
+        return f"Game ended by {p.get('ended_by')}: score {_f(p.get('score'))} of 5 after {p.get('rounds')} rounds."
+    return None
+
+
+def board(state: dict, rules, *, match_id: str, seq: int) -> dict:
+    return {"phase": state["phase"], "round": state["round"],
+            "chat": [{"who": m["role"], "text": m["text"]} for m in state["chat"]],
+            "pieces": len(state["canvas"]), "score": num(rules.score(state)),
+            "peek": bool(state["peek"]["used"]),
+            "canvas_svg": f"/research/matches/{match_id}/replay/{seq}.svg"}

@@ -1,0 +1,50 @@
+"""The research pages' view of GuessWhich (``GameSpec.monitor``; research/monitor.py calls it):
+:func:`games.guesswhich.agents.summary` (mean rank and MRR with bootstrap CIs, the per-round
+coarse-rank curve); groups compared by :func:`clevr.metrics.compare_versions` (Mann-Whitney U on
+the secret's rank), exactly as ``guesswhich_report --compare``."""
+from __future__ import annotations
+
+from clevr.metrics import compare_versions
+from games.guesswhich.agents import summary
+from games.stats import num
+from games.visdial.monitor import event_summary   # noqa: F401 - the same events as the visual-dialog chat
+
+
+def scores(outcomes) -> dict:
+    s = summary(outcomes)
+    return {**s,
+            "mean_rank": {"value": num(s["mean_rank"]["value"]), "ci95": [num(x) for x in s["mean_rank"]["ci95"]]},
+            "mrr": {"value": num(s["mrr"]["value"]), "ci95": [num(x) for x in s["mrr"]["ci95"]]}}
+
+
+def outcome_summary(o: dict) -> str:
+    played = f"{o.get('rounds_played', 0)}/{o.get('rounds', 0)} rounds"
+    if o.get("found"):
+        return f"secret found at rank {o.get('rank')} of {o.get('pool_size')}; {played}; bonus {o.get('bonus')}"
+    return f"secret not found yet; {played}"
+
+
+def _jsonable(v):
+    return num(v) if isinstance(v, float) else v
+
+
+def compare_test(outcomes_a, outcomes_b, scores_a: dict, scores_b: dict) -> dict:
+    test = compare_versions(*([o["rank"] for o in outcomes if o.get("found")] for outcomes in (outcomes_a, outcomes_b)))
+    return {"name": "Mann-Whitney U on the secret's rank (two-sided)",
+            "columns": [("mean rank A", "mean_rank_a", 2, "–"), ("mean rank B", "mean_rank_b", 2, "–"),
+                        ("U", "u", 1, "–")],
+            "rows": [{"what": "rank", **{k: _jsonable(v) for k, v in test.items()}}]}
+
+
+def board(state: dict, rules, *, match_id: str, seq: int) -> dict:
+    return {"phase": state["phase"], "round": state["round"], "rounds": state["rounds"],
+            "dialog": [{"round": d["round"], "question": d["question"], "answer": d.get("answer"),
+                        "guess": d.get("guess")} for d in state["dialog"]],
+            "final_clicks": [c["image_id"] for c in state["final_clicks"]],
+            "bonus": rules.bonus(state)["total"]}
+
+
+def match_images(match) -> dict:
+    content = match.content if isinstance(match.content, dict) else {}
+    return {"pool": [str(item["id"]) for item in content.get("pool") or []],
+            "secret": str(content.get("secret_id"))}
