@@ -85,9 +85,9 @@ version = "bench"
 
 
 def reset_database(env: dict, name: str) -> None:
-    import psycopg2
+    import psycopg
 
-    conn = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
+    conn = psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres")
     conn.autocommit = True
     with conn.cursor() as cur:
         cur.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
@@ -97,9 +97,9 @@ def reset_database(env: dict, name: str) -> None:
 
 
 def drop_database(name: str) -> None:
-    import psycopg2
+    import psycopg
 
-    conn = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
+    conn = psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres")
     conn.autocommit = True
     with conn.cursor() as cur:
         cur.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -3,12 +3,12 @@
     .venv/bin/python bench/profile_summary.py bench/out/profile-saturation-50-cpu.txt
 
 Each sample is put in one category by its innermost frame that matches a rule (so ``json.dumps``
-called by the ORM counts as JSON, a psycopg2 call counts as PostgreSQL whoever made it). Samples of
+called by the ORM counts as JSON, a psycopg call counts as PostgreSQL whoever made it). Samples of
 idle threads (recorded with ``--idle``) are split into "idle" and "waiting" kinds by their leaf.
 Percentages are of all samples of the file; ``threads`` splits them into the event-loop thread and
 the database worker threads (asgiref ``sync_to_async(thread_sensitive=False)`` runs on the loop's
 default thread pool, threads ``uvloop_N``). bench/relay.py records one server process with
-``--gil`` (only the thread holding the GIL: Python CPU time; psycopg2 waiting on PostgreSQL is not
+``--gil`` (only the thread holding the GIL: Python CPU time; psycopg waiting on PostgreSQL is not
 in it) and another with ``--idle`` (every thread, waiting included: wall time).
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ RULES = [
      lambda f, p: f == "broadcast_events" and p.endswith("live/broadcast.py")),
     ("JSON encode/decode", lambda f, p: "/json/" in p),
     ("PostgreSQL: health-check SELECT 1 (CONN_HEALTH_CHECKS)", lambda f, p: f == "is_usable"),
-    ("PostgreSQL: psycopg2 calls (send, wait, parse)",
+    ("PostgreSQL: psycopg calls (send, wait, parse)",
      lambda f, p: "django/db/backends/" in p and f in ("_execute", "execute", "_commit", "commit", "_rollback",
                                                        "executemany", "_executemany", "ensure_connection",
                                                        "connect", "get_new_connection", "_set_autocommit")),

@@ -9,7 +9,7 @@ One run = one or more *targets*, each measured with the same bot code, the same 
   ``--server-workers`` processes (one port each; a player's port is picked round-robin, so with two
   workers the two players of a match sit on different processes and every event crosses Redis),
   PostgreSQL database ``groundtalk_bench`` (dropped, created and migrated by this script), Redis db 2,
-  channel layer ``--layer``;
+  the project's channel layer (channels_redis's pub/sub layer);
 * ``bare``: ``bench/bare_relay.py`` on as many processes, pairs kept within one process, no
   persistence (``--baseline``, on by default; ``--no-baseline`` skips it, ``--only-baseline`` runs
   only it).
@@ -65,9 +65,9 @@ def log(*parts) -> None:
 
 # ------------------------------------------------------------------------------------------ the stack
 def pg_admin():
-    import psycopg2
+    import psycopg
 
-    conn = psycopg2.connect(host="127.0.0.1", port=5432, user="postgres", dbname="postgres")
+    conn = psycopg.connect(host="127.0.0.1", port=5432, user="postgres", dbname="postgres")
     conn.autocommit = True
     return conn
 
@@ -87,9 +87,9 @@ def reset_database(env: dict) -> float:
 
 def db_check(url: str, rec: "Recorder") -> dict:
     """Compare the log in PostgreSQL with what the bots sent and were acked, action by action."""
-    import psycopg2
+    import psycopg
 
-    conn = psycopg2.connect(url)
+    conn = psycopg.connect(url)
     with conn.cursor() as cur:
         cur.execute("SELECT type, client_action_id FROM games_matchevent WHERE action IS NOT NULL")
         rows = cur.fetchall()
@@ -657,7 +657,7 @@ def run_target(args, target: str) -> dict:
     redis_url = args.redis_url
     env = {**os.environ, "DATABASE_URL": args.db_url, "REDIS_URL": redis_url, "SECRET_KEY": secrets.token_urlsafe(50),
            "GT_PSEUDONYM_KEY": secrets.token_urlsafe(50),
-           "DEBUG": "0", "GT_CHANNEL_LAYER": args.layer, "LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1",
+           "DEBUG": "0", "LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1",
            "GT_WS_RATE": str(args.ws_rate if args.ws_rate else (8 if args.mode == "human" else 100000)),
            "GT_WS_BURST": str(16 if args.mode == "human" and not args.ws_rate else 100000),
            "DJANGO_SETTINGS_MODULE": "groundtalk_web.settings", "GT_BENCH_PATCHES": args.patches}
@@ -717,7 +717,7 @@ def run_target(args, target: str) -> dict:
     result["cpu_pct_of_one_core"] = cpu_report(snaps["start"], snaps["stop"])
     result["server"] = kind
     result["server_workers"] = len(ports)
-    result["layer"] = args.layer if target == "groundtalk" else None
+    result["layer"] = "pubsub" if target == "groundtalk" else None
     result["route"] = args.route if target == "groundtalk" else None
     result["patches"] = args.patches if target == "groundtalk" else None
     result["setup"] = setup
@@ -773,8 +773,6 @@ def main() -> None:
     parser.add_argument("--server-workers", type=int, default=2)
     parser.add_argument("--server", choices=["uvicorn", "daphne"], default="uvicorn")
     parser.add_argument("--server-args", default="", help="extra arguments for the server command")
-    parser.add_argument("--layer", choices=["pubsub", "pubsub-stock", "core"], default="pubsub",
-                        help="GT_CHANNEL_LAYER of the server")
     parser.add_argument("--route", choices=["seat", "match"], default="seat",
                         help="seat: a match's two players on different server processes (default); "
                              "match: both on the process its match id hashes to")

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-import psycopg2
+import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=1000)
     parser.add_argument("--db-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"))
     args = parser.parse_args()
-    conn = psycopg2.connect(args.db_url)
+    conn = psycopg.connect(args.db_url)
     cur = conn.cursor()
     cur.execute("SELECT pg_backend_pid(), 'lz4' = ANY(enumvals) FROM pg_settings "
                 "WHERE name = 'default_toast_compression'")

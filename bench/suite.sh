@@ -26,11 +26,9 @@ run human-500 --pairs 500 --duration 60 --mode human
 run human-500-repeat --pairs 500 --duration 60 --mode human --no-baseline
 run human-500-match --pairs 500 --duration 60 --mode human --no-baseline --route match
 run human-500-match-repeat --pairs 500 --duration 60 --mode human --no-baseline --route match
-# The same with the write path undone step by step: the conditional write in a database thread
-# instead of on the event loop, then no conditional write (every action locks the row).
-GT_ASYNC_WRITES=0 run human-500-match-thread --pairs 500 --duration 60 --mode human --no-baseline --route match
-GT_CONDITIONAL_WRITES=0 run human-500-match-locked --pairs 500 --duration 60 --mode human --no-baseline --route match
-GT_CONDITIONAL_WRITES=0 run human-500-locked --pairs 500 --duration 60 --mode human --no-baseline
+# The runs that undid the write path (-thread, -locked) and the channel layer (-stocklayer, -core)
+# used switches that left the product in issue 22: they are reproducible from git history
+# (docs/bench.md names the commit).
 # Fewer matches.
 run human-300 --pairs 300 --duration 60 --mode human --no-baseline
 run human-400 --pairs 400 --duration 60 --mode human --no-baseline
@@ -40,14 +38,11 @@ GT_GC_THRESHOLD=default run human-300-gcdefault --pairs 300 --duration 60 --mode
 run saturation-50 --pairs 50 --duration 45 --mode saturation --profile 20
 run saturation-200 --pairs 200 --duration 45 --mode saturation
 run saturation-50-match --pairs 50 --duration 45 --mode saturation --no-baseline --route match
-GT_CONDITIONAL_WRITES=0 run saturation-50-match-locked --pairs 50 --duration 45 --mode saturation --no-baseline --route match
 # What earlier changes to the hot path bought: the same saturation run with one of them undone.
-run saturation-50-stocklayer --pairs 50 --duration 45 --mode saturation --no-baseline --layer pubsub-stock
 run saturation-50-serial --pairs 50 --duration 45 --mode saturation --no-baseline --patches serial
 run saturation-50-deflate --pairs 50 --duration 45 --mode saturation --no-baseline \
   --server-args "--ws-per-message-deflate true"
-# Other stacks: channels_redis's list-based layer, and Daphne instead of uvicorn.
-run saturation-50-core --pairs 50 --duration 45 --mode saturation --no-baseline --layer core
+# Another server: Daphne instead of uvicorn.
 run saturation-50-daphne --pairs 50 --duration 45 --mode saturation --no-baseline --server daphne
 
 files=()
@@ -56,5 +51,5 @@ for label in "${labels[@]}"; do
 done
 .venv/bin/python bench/report.py "${files[@]}" | tee bench/out/suite.md
 .venv/bin/python bench/report.py bench/out/human-500.json bench/out/human-500-match.json \
-  bench/out/human-500-match-locked.json bench/out/human-400.json bench/out/human-300.json \
+  bench/out/human-400.json bench/out/human-300.json \
   bench/out/saturation-50.json --plots docs >/dev/null

@@ -5,8 +5,8 @@ site's styled page, when
 
 * the path, or a name or value of the query string, contains a C0 control character (U+0000 to
   U+001F) or DEL, is not valid UTF-8 once percent-decoded, or has a ``%`` not followed by two hex
-  digits. PostgreSQL refuses NUL in text parameters (psycopg2: "A string literal cannot contain
-  NUL (0x00) characters"), so without this check ``?worker=a%00b`` or ``/p/%00/`` reached the
+  digits. PostgreSQL refuses NUL in text parameters (psycopg: "PostgreSQL text fields cannot contain
+  NUL (0x00) bytes"), so without this check ``?worker=a%00b`` or ``/p/%00/`` reached the
   database and ended in a 500;
 * a form body (``application/x-www-form-urlencoded`` or ``multipart/form-data``) has the same
   faults, except that tab, line feed and carriage return are allowed there (typed text);

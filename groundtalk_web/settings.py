@@ -234,27 +234,16 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 if REDIS_URL:
-    CHANNEL_LAYER_BACKEND = os.environ.get("GT_CHANNEL_LAYER", "pubsub")
-    # pubsub: channels_redis's pub/sub layer with publishes side by side (live/channel_layer.py);
-    # pubsub-stock: that layer as channels_redis ships it; core: its list-based layer.
-    _LAYER_CLASSES = {
-        "pubsub": "live.channel_layer.ConcurrentPublishChannelLayer",
-        "pubsub-stock": "channels_redis.pubsub.RedisPubSubChannelLayer",
-        "core": "channels_redis.core.RedisChannelLayer",
-    }
-    if CHANNEL_LAYER_BACKEND not in _LAYER_CLASSES:
-        raise ImproperlyConfigured(f"GT_CHANNEL_LAYER must be one of {', '.join(_LAYER_CLASSES)}, "
-                                   f"not {CHANNEL_LAYER_BACKEND!r}")
+    # channels_redis's pub/sub layer as shipped, with a resync of the seats after Redis comes back
+    # (live/channel_layer.py, through redis-py's redis_connect_func option).
+    from live.channel_layer import on_connect as _layer_on_connect
+
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": _LAYER_CLASSES[CHANNEL_LAYER_BACKEND],
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             # redis-py's asyncio pool defaults to 100 connections and raises when full.
-            "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "max_connections": int(os.environ.get("GT_REDIS_POOL", "1000"))}]
-                if CHANNEL_LAYER_BACKEND != "core"
-                else [REDIS_URL],
-                **({"capacity": 1000, "expiry": 60} if CHANNEL_LAYER_BACKEND == "core" else {}),
-            },
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "max_connections": int(os.environ.get("GT_REDIS_POOL", "1000")),
+                                  "redis_connect_func": _layer_on_connect}]},
         }
     }
 else:
@@ -322,10 +311,8 @@ GT_PRESENCE_S = env_int("GT_PRESENCE_S", 8, minimum=2)
 GT_SEAT_GRACE_S = env_int("GT_SEAT_GRACE_S", 15, minimum=0)
 GT_CODRAW_ART_DIR = os.environ.get("GT_CODRAW_ART_DIR", "")
 
-# The action write path (live/services.py, docs/architecture.md). Off switches are for comparisons
-# (docs/bench.md); the pool is per server process and counts against PostgreSQL's max_connections.
-GT_CONDITIONAL_WRITES = env_bool("GT_CONDITIONAL_WRITES", True)
-GT_ASYNC_WRITES = env_bool("GT_ASYNC_WRITES", True)
+# The action write path (live/services.py, docs/architecture.md): the event loop's pool is per
+# server process and counts against PostgreSQL's max_connections.
 GT_ASYNC_PG_POOL = env_int("GT_ASYNC_PG_POOL", 16, minimum=1)
 GT_BROADCAST_SNAPSHOT_MAX = env_int("GT_BROADCAST_SNAPSHOT_MAX", 32 * 1024, minimum=0)
 

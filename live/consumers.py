@@ -35,6 +35,7 @@ from django.conf import settings
 from live import match_store, ratelimit, selectors, services
 from games.base import IllegalAction
 from live.broadcast import group_for, set_main_loop
+from live.channel_layer import seat_gone, seat_listening
 from live.services import project_event
 
 # Database work runs in a thread pool, not the single thread-sensitive thread, so one slow
@@ -106,6 +107,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code):
         if self.seat is not None:
+            seat_gone(self.channel_name)
             try:   # forgotten locally first; the unsubscribe may fail while Redis is away
                 await self.channel_layer.group_discard(group_for(self.seat.match_id), self.channel_name)
             except Exception as exc:
@@ -185,6 +187,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
             return await self.error("other_browser", "This study is open in another browser.")
         self.seat = seat
         await self.channel_layer.group_add(group_for(seat.match_id), self.channel_name)
+        seat_listening(self.channel_name)   # resynced after a Redis restart (live/channel_layer.py)
         connections = await db(services.seat_presence)(seat_id=seat.pk, connected=True)
         self.seat_alone = connections <= 1   # the seat's limits count here, not in Redis (ratelimit.seat_hit)
         await self._announce_presence(True)
@@ -352,7 +355,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
             await self._send_batch(self.early.pop(first))
 
     async def match_resync(self, message: dict) -> None:
-        """The channel layer lost its Redis connection and is back (live/channel_layer.py):
+        """The channel layer's Redis connection was lost and is back (live/channel_layer.py):
         events may have been published while this process was not listening. Read them from the
         log, as for a gap."""
         if self.seat is None:

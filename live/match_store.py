@@ -218,7 +218,7 @@ def _cache_on_commit(match: Match) -> None:
 
 
 def async_ready() -> bool:
-    """Whether the conditional write can run on the event loop (PostgreSQL with psycopg2)."""
+    """Whether the conditional write can run on the event loop (PostgreSQL: live/pg_async.py)."""
     return _pg()
 
 

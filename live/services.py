@@ -1,6 +1,6 @@
 """The one write path for matches (HackSoft: services write, selectors read).
 
-``match_apply_action`` is how every seat acts, human or agent:
+``match_apply_action`` is how every seat acts, human or agent. Its rules (the locked way):
 
 1. lock the match row (``SELECT ... FOR UPDATE``) and read its snapshot;
 2. answer a repeated ``client_action_id`` with the original outcome (nothing applied twice);
@@ -13,9 +13,11 @@
 On PostgreSQL an action first tries the conditional write (``live.match_store``): steps 4 and 5 on
 the snapshot this process wrote last, and one statement that stores them only if the match is
 still at that seq, still active and has no event with this seat's action id (steps 1 to 3 checked
-by the database in the same step). When that condition fails, or the rules refuse the action on
-that snapshot, or the action ends the match, the steps above run as written; so every answer,
-refusals included, is the one the locked way gives. ``GT_CONDITIONAL_WRITES=0`` turns it off.
+by the database in the same step). A person's action runs it on the event loop
+(:func:`match_apply_action_async`, the fastest of the ways measured in docs/bench.md); an agent's
+runs it in its thread. When that condition fails, or the rules refuse the action on that
+snapshot, or the action ends the match, or a platform event goes with it, the steps above run as
+written; so every answer, refusals included, is the one the locked way gives.
 
 Invariant: for every match, ``Match.state`` equals replaying its logged actions from
 ``rules.initial_state`` and ``Match.seq`` is the highest ``MatchEvent.seq``.
@@ -32,7 +34,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 
-from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
@@ -44,8 +45,6 @@ from games.registry import get_game
 
 
 log = logging.getLogger(__name__)
-CONDITIONAL_WRITES = settings.GT_CONDITIONAL_WRITES
-ASYNC_WRITES = settings.GT_ASYNC_WRITES
 
 
 def now_ms() -> int:
@@ -230,8 +229,15 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
     events in the same transaction (e.g. ``agent_timed_out`` before a fallback's move).
     """
     _check_envelope(action, client_action_id)
-    if try_conditional and CONDITIONAL_WRITES and notice is None and role != SYSTEM:
+    if try_conditional and notice is None and role != SYSTEM:
         result = _apply_if_current(match_id, role, action, client_action_id, expected_seq)
+
+    Locks and retries: the conditional write first (``try_conditional``; no lock held in Python,
+    the UPDATE's row lock makes its check and write one step), once, with no retry; then, if it
+    wrote nothing, the locked way: ``SELECT ... FOR UPDATE`` on the match row held until commit,
+    so the actions of a match are applied one at a time across every process and worker. The
+    locked way is not retried here: a connection-level error reaches the caller (a consumer asks
+    its client to re-send with the same id, which the duplicate check makes safe).
         if result is not None:
             return result
     with transaction.atomic():
@@ -327,19 +333,32 @@ def _apply_if_current(match_id, role: str, action: dict, client_action_id: str,
 
 
 async def match_apply_action_async(*, match_id, role: str, action: dict, client_action_id: str = "") -> ActionResult:
-    """``match_apply_action`` for a seat's consumer, on the server's event loop.
+    """``match_apply_action`` for a seat's consumer, on the server's event loop: the one write
+    path of a person's action.
 
-    The conditional write runs on the loop itself (live/pg_async.py): no database thread, no
-    transaction. Everything else (no current snapshot here, a refusal, the match's end, the
-    conditional write refused or unavailable) is ``match_apply_action`` in a database thread, so
-    the answers are the same. ``GT_ASYNC_WRITES=0`` sends every action to the thread.
+    Locks and retries, in order:
+
+    * an ``asyncio.Lock`` per match and process (``_match_locks``): one action of a match at a
+      time in this process, so that two seats acting at once do not both start from the same
+      snapshot (one of them would be refused and take the locked way; under load, more would);
+    * up to ``LOOP_WRITE_ATTEMPTS`` conditional writes on the loop (live/pg_async.py, psycopg 3
+      through psycopg_pool; autocommit, so one statement is one transaction; the UPDATE's row
+      lock makes the check and the write one step, and is held only for that statement); after a
+      refusal the current snapshot is read (one statement, no lock) and the action applied to it
+      again;
+    * otherwise (no current snapshot here, a refusal, the match's end, the pool or database
+      unavailable) ``match_apply_action`` in a database thread, which takes the row lock
+      (``SELECT ... FOR UPDATE``) until its commit and gives the answer the rules give.
+
+    Nothing is retried after an error on the locked way: the consumer asks its client to re-send
+    the action with the same id, and the duplicate check answers it if it was committed.
     """
     from channels.db import database_sync_to_async
 
     locked = partial(database_sync_to_async(match_apply_action, thread_sensitive=False), match_id=match_id,
                      role=role, action=action, client_action_id=client_action_id)
     _check_envelope(action, client_action_id)
-    if not (ASYNC_WRITES and CONDITIONAL_WRITES and role != SYSTEM and match_store.async_ready()):
+    if role == SYSTEM or not match_store.async_ready():
         return await locked()
     # One action of a match at a time in this process: two seats acting at the same moment would
     # otherwise both start from the same snapshot, and one of them would be refused and retried

@@ -40,9 +40,9 @@ def test_model_batching_benchmark_runs_both_configurations(tmp_path):
     assert "| batch_size | wait_ms | matches |" in proc.stdout   # the docs table
     assert [r["views"] for r in data["model_only"]] == [1, 3]   # the model-only part
     assert all(r["batched_call_ms"] > 0 and r["one_by_one_per_turn_ms"] > 0 for r in data["model_only"])
-    import psycopg2
+    import psycopg
 
-    conn = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
+    conn = psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres")
     with conn.cursor() as cur:   # the benchmark dropped its database
         cur.execute("SELECT count(*) FROM pg_database WHERE datname = %s", [db_name])
         assert cur.fetchone()[0] == 0

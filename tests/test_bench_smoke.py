@@ -57,9 +57,9 @@ def test_relay_benchmark_runs_both_targets_and_accounts_for_every_action(tmp_pat
         check = results["groundtalk"]["db_check"]
         assert check["ok"] and check["actions_logged"] == sum(results["groundtalk"]["acked"].values())
     finally:
-        import psycopg2
+        import psycopg
 
-        conn = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
+        conn = psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres")
         conn.autocommit = True
         with conn.cursor() as cur:
             cur.execute(f"DROP DATABASE IF EXISTS groundtalk_bench_ci{os.getpid()} WITH (FORCE)")

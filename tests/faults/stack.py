@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import psycopg2
+import psycopg
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -75,7 +75,7 @@ class Postgres:
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
                   "--no-sync")
         self.start()
-        conn = psycopg2.connect(self.url("postgres"))
+        conn = psycopg.connect(self.url("postgres"))
         conn.autocommit = True
         conn.cursor().execute("CREATE DATABASE groundtalk")
         conn.close()
@@ -93,7 +93,7 @@ class Postgres:
         return f"postgres://postgres@127.0.0.1:{self.port}/{db}"
 
     def query(self, sql: str, params=()) -> list[tuple]:
-        conn = psycopg2.connect(self.url())
+        conn = psycopg.connect(self.url())
         try:
             with conn.cursor() as cur:
                 cur.execute(sql, params)

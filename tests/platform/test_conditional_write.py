@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from live import match_store, services
+from live import match_store
 from games.base import IllegalAction
 from live.models import Match, MatchEvent
 from live.services import match_abort, match_apply_action, match_replay
@@ -110,16 +110,16 @@ def test_refusals_and_stale_expectations_are_those_of_the_locked_way():
     assert log(match) == before
 
 
-def _play(seed: int) -> tuple[list, dict]:
+def _play(seed: int, try_conditional: bool) -> tuple[list, dict]:
     match, _ = colors_match(rounds=2, seed=seed)
     for n in range(2):
-        chat(match, "speaker", f"round {n} target", f"s{n}")
-        chat(match, "listener", "that one?", f"l{n}")
-        chat(match, "speaker", f"round {n} target", f"s{n}")      # a retry
+        chat(match, "speaker", f"round {n} target", f"s{n}", try_conditional=try_conditional)
+        chat(match, "listener", "that one?", f"l{n}", try_conditional=try_conditional)
+        chat(match, "speaker", f"round {n} target", f"s{n}", try_conditional=try_conditional)      # a retry
         match.refresh_from_db()
         match_apply_action(match_id=match.id, role="listener",
                            action={"type": "click", "position": listener_target(match), "round": n + 1},
-                           client_action_id=f"c{n}")
+                           client_action_id=f"c{n}", try_conditional=try_conditional)
     match.refresh_from_db()
     assert match.state == match_replay(match)
     # server times differ between two runs; everything else must not
@@ -129,10 +129,9 @@ def _play(seed: int) -> tuple[list, dict]:
                   "history": [(h["round"], h["chosen"], h["correct"]) for h in match.state["history"]]}
 
 
-def test_the_same_game_logs_the_same_events_with_and_without_conditional_writes(monkeypatch):
-    with_conditional = _play(seed=11)
-    monkeypatch.setattr(services, "CONDITIONAL_WRITES", False)
-    locked_only = _play(seed=11)
+def test_the_same_game_logs_the_same_events_with_and_without_conditional_writes():
+    with_conditional = _play(seed=11, try_conditional=True)
+    locked_only = _play(seed=11, try_conditional=False)
     assert with_conditional == locked_only
     assert with_conditional[1]["status"] == Match.Status.FINISHED
     assert with_conditional[1]["correct"] == 2

@@ -25,7 +25,7 @@ from .factories import colors_match
 
 #: text that only Django's debug pages, a traceback or a settings dump would show
 LEAKS = ("Traceback", 'File "', "DJANGO_SETTINGS_MODULE", "SECRET_KEY", "INSTALLED_APPS", "Exception Value",
-         "Request Method:", "Using the URLconf", "Django Version", "psycopg2", "site-packages")
+         "Request Method:", "Using the URLconf", "Django Version", "psycopg", "site-packages")
 
 ISSUE_EXAMPLES = [
     "/b/{slug}/?worker=a%00b",

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.db import OperationalError
 
-from live import services
+from live import channel_layer, services
 from live.models import MatchEvent
 
 from .test_match_consumer import connect, make_match, until
@@ -81,10 +80,8 @@ async def test_a_resync_after_a_lost_connection_sends_what_was_missed(monkeypatc
     monkeypatch.setattr("live.broadcast.broadcast_events", lambda **kw: None)
     await database_sync_to_async(services.match_apply_action)(
         match_id=match.id, role="speaker", action=CHAT, client_action_id="s1")
-    # the channel layer's reconnect tells every consumer of the process (live/channel_layer.py)
-    layer = get_channel_layer()
-    for name in list(getattr(layer, "channels", {})):
-        await layer.send(name, {"type": "match.resync"})
+    # what the channel layer's reconnect hook runs (live/channel_layer.py): every seat of the process
+    await channel_layer.resync_seats()
     got = await until(listener, "events")
     assert [e["type"] for e in got["events"]] == ["message_sent"]
     assert got["events"][0]["seq"] == joined["seq"] + 1

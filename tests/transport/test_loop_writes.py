@@ -85,18 +85,6 @@ async def test_when_the_event_loop_cannot_write_the_thread_path_does_it_once():
     assert await replayed(match.id)
 
 
-async def test_with_event_loop_writes_off_every_action_goes_through_the_thread(monkeypatch):
-    monkeypatch.setattr(services, "ASYNC_WRITES", False)
-    match, seats = await make_match()
-
-    async def fail(sql, params):  # pragma: no cover - must not be called
-        raise AssertionError("the event loop wrote")
-
-    with mock.patch.object(pg_async, "fetchone", fail):
-        await play_three_actions(match, seats)
-    assert await replayed(match.id)
-
-
 async def test_a_snapshot_overtaken_by_another_process_is_read_again_and_written_on_the_loop():
     from live import match_store
     match, seats = await make_match()
