@@ -30,8 +30,8 @@ chat from the listener, or more chat from the speaker, does not restart the cloc
 live/watchdog.py reads it): an action takes a turn when the acting role was in ``to_act`` and
 the action's type is one of its ``TURN_ACTIONS``, or when the action changed who is to act.
 
-Invariants every rules module keeps (``tests/test_game_contract.py`` checks them for every
-registered game):
+Invariants every rules module keeps (the contract-test library, :mod:`games.testing`, checks them;
+``tests/test_game_contract.py`` runs it for every registered game):
 
 * State is a plain JSON-safe dict. ``apply`` never mutates the state it is given; it returns a new
   one, or raises :class:`IllegalAction` and changes nothing.
