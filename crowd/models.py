@@ -23,6 +23,7 @@ from django.db import models
 from django.db.models import Q
 
 from crowd.staff import POWERS
+from games.registry import bonus_kinds
 from live.models import Batch, Match, new_code, new_token
 
 # The bounds of a bonus rule (issue 21): beyond them a value is a typo (dollars typed as cents, a
@@ -211,15 +212,17 @@ class StaffPower(models.Model):
         verbose_name = "staff power"
 
 
+def bonus_kind_choices() -> list[tuple[str, str]]:
+    """A bonus rule's kinds: "none", then every registered game's (``GameSpec.bonus_kinds``). A
+    callable, so a game adding a kind changes no migration."""
+    return [(BonusRule.NONE, "no bonus"), *((kind, bonus.label) for kind, bonus in bonus_kinds().items())]
+
+
 class BonusRule(models.Model):
-    class Kind(models.TextChoices):
-        NONE = "none", "no bonus"
-        COLORS_ACCURACY = "colors_accuracy", "colors: cents per correct pick"
-        CODRAW_SIMILARITY = "codraw_similarity", "CoDraw: cents per similarity point"
-        GUESSWHICH = "guesswhich", "GuessWhich: the game's bonus points, cents per point"
+    NONE = "none"
 
     batch = models.OneToOneField(Batch, on_delete=models.CASCADE, related_name="bonus_rule")
-    kind = models.CharField(max_length=24, choices=Kind.choices, default=Kind.NONE)
+    kind = models.CharField(max_length=24, choices=bonus_kind_choices, default=NONE)
     cents_per_unit = models.DecimalField(
         max_digits=8, decimal_places=3, default=0,
         validators=[MinValueValidator(Decimal("0"), "Cents per unit cannot be negative."),
@@ -239,7 +242,7 @@ class BonusRule(models.Model):
     def clean(self):
         """A rule that pays must pay something, per unit and in all, within its own cap and budget."""
         super().clean()
-        if self.kind == self.Kind.NONE:
+        if self.kind == self.NONE:
             return
         errors = {}
         per_unit, cap, budget = self.cents_per_unit, self.cap_cents, self.budget_cents

@@ -127,7 +127,7 @@ def participant_matches(p: Participant) -> list[Match]:
 
 def bonus_cents(rule: BonusRule, matches: list[Match]) -> int:
     """Units over the ended matches x cents per unit, rounded down, capped."""
-    if rule.kind == BonusRule.Kind.NONE or not rule.cap_cents:
+    if rule.kind == BonusRule.NONE or not rule.cap_cents:
         return 0
     units = sum(_units(rule.kind, m.outcome or {}) for m in matches if m.status in ENDED)
     cents = math.floor(Decimal(str(units)) * Decimal(str(rule.cents_per_unit)))

@@ -19,7 +19,7 @@ def batch(game_id="colors_v1", **kw) -> Batch:
                                 config={"rounds": 3}, pay_cents=150, **kw)
 
 
-def rule(b: Batch, kind=BonusRule.Kind.COLORS_ACCURACY, cents="10", cap=100, budget=10_000) -> BonusRule:
+def rule(b: Batch, kind="colors_accuracy", cents="10", cap=100, budget=10_000) -> BonusRule:
     return BonusRule.objects.create(batch=b, kind=kind, cents_per_unit=cents, cap_cents=cap, budget_cents=budget)
 
 

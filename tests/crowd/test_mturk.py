@@ -126,16 +126,16 @@ def test_bonus_cap_and_rules():
     r = h.rule(b, cents="10", cap=50)
     ms = [type("M", (), {"status": "finished", "outcome": {"correct": 9}})()]
     assert payments.bonus_cents(r, ms) == 50
-    r.kind = BonusRule.Kind.CODRAW_SIMILARITY
+    r.kind = "codraw_similarity"
     ms = [type("M", (), {"status": "finished", "outcome": {"score": 3.27}})()]
     r.cents_per_unit, r.cap_cents = 10, 100
     assert payments.bonus_cents(r, ms) == 32
-    r.kind = BonusRule.Kind.GUESSWHICH
+    r.kind = "guesswhich"
     r.cents_per_unit = "0.5"
     ms = [type("M", (), {"status": "finished", "outcome": {"bonus": 190}})(),
           type("M", (), {"status": "active", "outcome": {"bonus": 200}})()]
     assert payments.bonus_cents(r, ms) == 95   # an unfinished match earns nothing
-    r.kind = BonusRule.Kind.NONE
+    r.kind = BonusRule.NONE
     assert payments.bonus_cents(r, ms) == 0
 
 
