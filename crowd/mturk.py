@@ -7,9 +7,10 @@ caller must ask for with ``live=True``.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
+
+from groundtalk_web import env
 
 SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
 LIVE_ENDPOINT = "https://mturk-requester.us-east-1.amazonaws.com"
@@ -34,7 +35,7 @@ def client(*, live: bool = False, quick: bool = False):
     import boto3
     from botocore.config import Config
 
-    endpoint = os.environ.get("GT_MTURK_ENDPOINT") or (LIVE_ENDPOINT if live else SANDBOX_ENDPOINT)
+    endpoint = env.load().GT_MTURK_ENDPOINT or (LIVE_ENDPOINT if live else SANDBOX_ENDPOINT)
     # botocore retries throttling itself (standard mode, 3 attempts) before an error reaches us.
     config = (Config(retries={"mode": "standard", "total_max_attempts": 2}, connect_timeout=3, read_timeout=5)
               if quick else Config(retries={"mode": "standard", "total_max_attempts": 3}))

@@ -12,10 +12,11 @@ caller (crowd/payments.py) records the set-up id before paying and never sends t
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import httpx
+
+from groundtalk_web import env
 
 DEFAULT_BASE = "https://api.prolific.com/api/v1/"
 PLACEHOLDERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -36,13 +37,13 @@ class MissingToken(Exception):
 
 
 def base_url() -> str:
-    base = os.environ.get("GT_PROLIFIC_API") or DEFAULT_BASE
+    base = env.load().GT_PROLIFIC_API or DEFAULT_BASE
     return base if base.endswith("/") else base + "/"
 
 
 class Client:
     def __init__(self, token: str | None = None, base: str | None = None, timeout: float = 20.0):
-        token = token or os.environ.get("PROLIFIC_API_TOKEN", "")
+        token = token or env.load().PROLIFIC_API_TOKEN.get_secret_value()
         if not token:
             raise MissingToken("PROLIFIC_API_TOKEN is not set")
         self.http = httpx.Client(base_url=base or base_url(), timeout=timeout,

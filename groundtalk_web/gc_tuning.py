@@ -16,20 +16,16 @@ a dozen times a minute, which was the whole of the p99 at 200 matches. Two stand
 from __future__ import annotations
 
 import gc
-import os
+
+from groundtalk_web import env
 
 
 def apply() -> str:
-    """Tune the collector for this process; returns what was set, for the startup log."""
-    spec = os.environ.get("GT_GC_THRESHOLD", "50000,20,10").strip()
-    if spec == "default":
+    """Tune the collector for this process; returns what was set, for the startup log. A bad
+    ``GT_GC_THRESHOLD`` raises ImproperlyConfigured (groundtalk_web/env.py)."""
+    thresholds = env.load().GT_GC_THRESHOLD
+    if thresholds is None:
         return "gc: CPython defaults"
-    try:
-        thresholds = tuple(int(part) for part in spec.split(","))
-    except ValueError:
-        thresholds = ()
-    if len(thresholds) != 3 or min(thresholds) < 1:
-        raise ValueError(f"GT_GC_THRESHOLD must be three positive integers, not {spec!r}")
     gc.collect()
     gc.freeze()
     gc.set_threshold(*thresholds)

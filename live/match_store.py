@@ -18,7 +18,6 @@ Two ways to write an action:
 """
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 from collections import OrderedDict
@@ -98,9 +97,9 @@ class StateCache:
                 self._data.popitem(last=False)
 
 
-state_cache = StateCache(int(os.environ.get("GT_STATE_CACHE", "2000")))
+state_cache = StateCache(settings.GT_STATE_CACHE)
 # The never-changing part of each match's snapshot (``Match.state_static``), under seq 0.
-static_cache = StateCache(int(os.environ.get("GT_STATE_CACHE", "2000")))
+static_cache = StateCache(settings.GT_STATE_CACHE)
 
 
 def static_keys(game_id: str) -> tuple[str, ...]:

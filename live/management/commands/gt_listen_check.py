@@ -12,12 +12,11 @@ and the ways out, while
 """
 from __future__ import annotations
 
-import os
-
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from groundtalk_web import env
 from groundtalk_web.loopback import is_loopback
 
 ALLOW = "GT_ALLOW_PUBLIC_DEMO"
@@ -49,7 +48,7 @@ class Command(BaseCommand):
         risks = public_risks()
         if not risks:
             return
-        if os.environ.get(ALLOW, "").strip().lower() in {"1", "true", "yes", "on"}:
+        if env.load().GT_ALLOW_PUBLIC_DEMO:
             self.stderr.write(f"warning: serving on {host} although {'; '.join(risks)} ({ALLOW}=1)")
             return
         raise CommandError(
