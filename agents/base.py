@@ -25,7 +25,7 @@ class AgentSpec:
     ``"cpu"`` or ``"gpu"`` (GPU agents go to workers started with the solo pool, one per GPU).
     ``fallback`` names an in-process agent used when this one does not answer in ``timeout_s``.
     ``model`` is the configuration of a model agent declared in the models file
-    (:class:`agents.serving.config.ModelAgentConfig`: a torch family or the HTTP bridge), None
+    (:class:`agents.model_config.ModelAgentConfig`: a torch family or the HTTP bridge), None
     for an agent a game's code registers.
     """
 

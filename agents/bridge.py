@@ -1,6 +1,6 @@
 """The HTTP bridge: an agent whose model lives elsewhere (another machine, another Python, another
 framework) and answers over HTTP. Declared in the models file with ``kind = "http"``
-(agents/serving/config.py); docs/agents.md ("The HTTP bridge") has the shapes.
+(agents/model_config.py); docs/agents.md ("The HTTP bridge") has the shapes.
 
 For each turn the bridge POSTs the seat's view, exactly ``rules.view_for(state, role)``::
 
@@ -26,7 +26,7 @@ import threading
 
 import httpx
 
-from agents.serving.config import ModelAgentConfig
+from agents.model_config import ModelAgentConfig
 from games.base import IllegalAction
 from games.registry import get_game
 

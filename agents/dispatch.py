@@ -1,5 +1,7 @@
 """Where agent turns run: Celery model workers (full stack) or a thread pool in the web process
-(embedded). The web process never waits on a model: this only enqueues.
+(embedded). The web process never waits on a model: this only enqueues. Live matches call it
+through their ``agent_turns_due`` signal after each commit (``wake_on_commit``, connected in
+agents/apps.py), so live/ imports no agent code.
 
 Waking an agent is best effort: the broker may be down or may lose the message (a Redis restart
 without persistence). No turn depends on it. The watchdog (live/watchdog.py) finds every match
@@ -15,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from django.conf import settings
 from django.db import close_old_connections
 
+from agents import services, tasks
 from agents.registry import get_agent_spec
 
 log = logging.getLogger(__name__)
@@ -41,8 +44,6 @@ def _run_inprocess(func, **kwargs) -> None:
 
 def wake_agents(*, match_id, seq: int, roles: list[str], agent_seats: dict[str, str]) -> None:
     """Ask the agent of each role in ``roles`` to act on the state at ``seq``. Never raises."""
-    from agents import services, tasks
-
     for role in roles:
         try:
             spec = get_agent_spec(agent_seats[role])
@@ -58,3 +59,9 @@ def wake_agents(*, match_id, seq: int, roles: list[str], agent_seats: dict[str, 
                                    expected_seq=seq)
         except Exception as exc:   # the broker is down: the watchdog moves the match on
             log.warning("could not wake agent %s of match %s at seq %s: %r", role, match_id, seq, exc)
+
+
+def wake_on_commit(sender, *, match_id, seq: int, roles: list[str], agent_seats: dict[str, str], **_) -> None:
+    """The receiver of ``live.services.agent_turns_due`` (connected in agents/apps.py): an action
+    was committed and agent seats are to act."""
+    wake_agents(match_id=match_id, seq=seq, roles=roles, agent_seats=agent_seats)

@@ -7,7 +7,10 @@ import time
 from dataclasses import replace
 from functools import lru_cache
 
+from django.conf import settings
+
 from agents.base import Agent, AgentSpec
+from agents.model_config import ModelAgentConfig, ModelConfigError, agent_specs, models_file, read_entries
 from games.registry import GAMES
 
 
@@ -21,12 +24,8 @@ class UnknownAgent(KeyError):
 @lru_cache(maxsize=1)
 def all_agents() -> dict[str, AgentSpec]:
     """Every registered agent by name: each game's ``AGENTS``, then the model agents of the models
-    file (agents/serving/config.py). ``GT_AGENT_TIMEOUT_S``, when set, caps every agent's
+    file (agents/model_config.py). ``GT_AGENT_TIMEOUT_S``, when set, caps every agent's
     ``timeout_s`` (a deployment that wants the fallback sooner; the fault tests)."""
-    from django.conf import settings
-
-    from agents.serving.config import agent_specs
-
     cap = settings.GT_AGENT_TIMEOUT_S
     specs: dict[str, AgentSpec] = {}
     for game in GAMES.values():
@@ -108,3 +107,24 @@ def warm_up_for_worker(consumer) -> threading.Thread:
     thread = threading.Thread(target=run, name="gt-agent-warm-up", daemon=True)
     thread.start()
     return thread
+
+
+def family_configs(family_key: str) -> list[ModelAgentConfig]:
+    """The torch agents of one family (the model worker's), checked against the registry."""
+    configs = [s.model for s in all_agents().values() if s.model is not None and s.model.kind == "torch"
+               and s.model.family_key == family_key]
+    if not configs:
+        path, _ = models_file()
+        known = sorted({s.model.family_key for s in all_agents().values()
+                        if s.model is not None and s.model.kind == "torch"})
+        raise ModelConfigError(f"No torch agent of family {family_key!r} in {path}; families: "
+                               f"{', '.join(known) or '(none)'}.")
+    return configs
+
+
+def check_at_startup() -> None:
+    """Raise :class:`ModelConfigError` when the models file is bad (agents/model_config.py;
+    ``agents.apps.AgentsConfig.ready``). A file with no agent costs nothing; one with agents is checked against the whole registry."""
+    _, entries = read_entries()
+    if entries:
+        all_agents()

@@ -5,6 +5,7 @@ import logging
 import time
 
 from agents.registry import agent_instance, get_agent_spec
+from agents.seats import seats_record_model
 from games.base import Event, IllegalAction
 from live.models import Match
 from games.registry import get_game
@@ -61,8 +62,6 @@ def agent_take_turn(*, match_id, role: str, expected_seq: int) -> str:
         return f"illegal:{exc.code}"
     record = getattr(agent, "seat_record", None)
     if callable(record):   # a model agent: which model played the seat (Seat.agent_model)
-        from agents.serving.seats import seats_record_model
-
         seats_record_model(turns=[(str(match.id), role)], record=record())
     log.info("agent %s acted in %s after %.0f ms", name, match_id, 1000 * (time.monotonic() - started))
     return "acted"

@@ -1,6 +1,6 @@
 """Render a CLEVR scene (see :mod:`clevr.scenes`) to an image, deterministically.
 
-A small numpy ray caster drawn through :data:`clevr.scenes.CLEVR_CAMERA` (so objects land
+A small numpy ray caster drawn through :data:`clevr.camera.CLEVR_CAMERA` (so objects land
 on their ``pixel_coords`` at 480x320):
 
 * ground: the plane z = 0, matte gray, darkening with distance;
@@ -27,7 +27,7 @@ import math
 import numpy as np
 from PIL import Image
 
-from clevr.scenes import CLEVR_CAMERA, COLOR_RGB, IMAGE_WIDTH, SIZE_RADIUS
+from clevr.camera import CLEVR_CAMERA, COLOR_RGB, IMAGE_WIDTH, SIZE_RADIUS
 
 EPS = 1e-4
 _INF = np.inf

@@ -23,7 +23,7 @@ from crowd import mturk, outcomes, payments, prolific, staff
 from crowd import reconcile
 from crowd.models import BonusRule, Launch, PayAction
 from crowd.staff import LAUNCH_LIVE, LAUNCH_SANDBOX, PAY, REVIEW, staff_permission
-from research import monitor
+from games.records import outcome_summary
 from live.models import Batch
 
 _ID_LIST = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 40}))
@@ -292,7 +292,7 @@ def review(request, slug: str):
     rows = payments.review_rows(batch)
     dialogs = payments.dialog_excerpts(m.id for r in rows for m in r.matches)
     for r in rows:
-        r.scores = [(m.id, monitor.outcome_summary(m.game_id, m.outcome) or m.status, dialogs.get(m.id, []))
+        r.scores = [(m.id, outcome_summary(m.game_id, m.outcome) or m.status, dialogs.get(m.id, []))
                     for m in r.matches]
     total = sum(r.bonus_cents for r in rows if PayAction.Kind.BONUS not in r.actions)
     committed = payments.bonus_committed(batch.id)

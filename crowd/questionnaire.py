@@ -16,7 +16,7 @@ worker's last match). Each item is asked once: an item the game itself asked in 
 (``asked_in_game`` in the game's onboarding module: GuessWhich's feedback ratings, once the
 questioner reached the feedback phase) is left out. The exports carry both: a ``questionnaire``
 entry in each match's jsonl record and ``manage.py export --format questionnaire-csv``, where an
-item answered in the game is marked ``asked_in: game``.
+item answered in the game is marked ``asked_in: game`` (research/records.py writes both).
 """
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ from django.db import IntegrityError, transaction
 from crowd.models import Participant, QuestionnaireResponse
 from live.models import Seat
 from games.registry import get_game
-from groundtalk_web import csvsafe
 
 KINDS = ("likert", "text")
 ABOUT = ("partner", "study")
@@ -164,65 +163,3 @@ def questionnaire_submit(*, participant_id: int, data) -> QuestionnaireResponse:
                 participant=p, match=seat.match if seat else None, questions=questions, answers=answers)
     except IntegrityError:
         return QuestionnaireResponse.objects.get(participant=p)
-
-
-def export_entry(match, *, pseudonymise: bool = True) -> list[dict]:
-    """The ``questionnaire`` entry of a match's export record, one per worker: the answers of each
-    worker whose questionnaire is about this match (its last match), with the questions as asked,
-    plus the batch's questionnaire items the game itself asked this worker in this match
-    (``asked_in_game``; their questions carry ``"asked_in": "game"``), so an item answered in the
-    game is in the questionnaire export as before. ``answered_at`` is null for a worker with only
-    in-game answers."""
-    from live.selectors import pseudonym
-
-    responses = {r.participant_id: r for r in QuestionnaireResponse.objects.filter(match=match).select_related("participant")}
-    seats = (Seat.objects.filter(match=match, participant__isnull=False).select_related("participant", "match")
-             .order_by("participant_id"))
-    questions = questions_for(match.batch) if match.batch_id else []
-    out = []
-    for seat in seats:
-        r = responses.pop(seat.participant_id, None)
-        asked, answers = (list(r.questions), dict(r.answers)) if r else ([], {})
-        in_game = asked_in_game(seat)
-        for q in for_role(questions, seat.role):
-            if q["id"] in in_game and in_game[q["id"]] is not None and q["id"] not in answers:
-                asked.append({**q, "asked_in": "game"})
-                answers[q["id"]] = in_game[q["id"]]
-        if r is None and not answers:
-            continue
-        worker = seat.participant.worker_id
-        out.append({"role": seat.role, "worker": pseudonym(worker) if pseudonymise else worker,
-                    "answers": answers, "questions": asked,
-                    "answered_at": r.created_at.isoformat() if r else None})
-    for r in responses.values():   # a response about this match from a worker with no seat in it (none today)
-        worker = r.participant.worker_id
-        out.append({"role": None, "worker": pseudonym(worker) if pseudonymise else worker,
-                    "answers": r.answers, "questions": r.questions, "answered_at": r.created_at.isoformat()})
-    return out
-
-
-CSV_FIELDS = ["match_id", "batch", "game_id", "role", "worker", "question_id", "about", "kind", "question", "answer",
-              "asked_in"]
-
-
-def write_csv(records, out) -> int:
-    """``export --format questionnaire-csv``: one row per answer, joined to the dialogs by match id
-    and the pseudonymised worker id (the same as in the jsonl export); ``asked_in`` says whether
-    the item was answered in the game (GuessWhich's feedback ratings) or in the questionnaire;
-    returns the rows written. Every cell is quoted and a free-text answer that a spreadsheet would
-    take for a formula is escaped (groundtalk_web.csvsafe, docs/exports.md)."""
-    writer = csvsafe.DictWriter(out, CSV_FIELDS)
-    writer.writeheader()
-    n = 0
-    for record in records:
-        for entry in record.get("questionnaire") or []:
-            for q in entry["questions"]:
-                if q["id"] not in entry["answers"]:
-                    continue
-                writer.writerow({"match_id": record["match_id"], "batch": record["batch"], "game_id": record["game_id"],
-                                 "role": entry["role"], "worker": entry["worker"], "question_id": q["id"],
-                                 "about": q.get("about", "study"), "kind": q["kind"], "question": q["text"],
-                                 "answer": entry["answers"][q["id"]],
-                                 "asked_in": q.get("asked_in", "questionnaire")})
-                n += 1
-    return n

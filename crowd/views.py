@@ -3,7 +3,7 @@ that makes lab links, and the last page's outcome (thin: parse, call crowd/, ren
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -13,6 +13,16 @@ from crowd.staff import RESEARCH, staff_permission
 from live import ratelimit
 from crowd.models import Participant
 from live.models import Batch
+
+
+def participant_or_404(token: str) -> Participant:
+    """The participant of a worker's address (``/p/<token>/``), with its batch; 404 for no such token."""
+    if not token or len(token) > 64 or "\x00" in token:  # tokens are 32 URL-safe characters
+        raise Http404("No such participant.")
+    p = Participant.objects.select_related("batch").filter(token=token).first()
+    if p is None:
+        raise Http404("No such participant.")
+    return p
 
 
 def other_browser(request, participant: Participant | None, *, as_json: bool = False):
@@ -33,9 +43,7 @@ def other_browser(request, participant: Participant | None, *, as_json: bool = F
 @require_http_methods(["GET", "POST"])
 def device_start(request, token: str):
     """On the browser that has the study: a one-time code to continue on another device."""
-    from live.views import _participant
-
-    p = _participant(token)
+    p = participant_or_404(token)
     if not identity.participant_claim(session=request.session, participant=p):
         return other_browser(request, p)
     if not p.batch.allow_device_change:

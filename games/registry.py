@@ -15,7 +15,7 @@ from importlib import import_module
 from games.spec import BonusKind, ExportFormat, GameSpec
 
 __all__ = ["GAME_PACKAGES", "GAMES", "BonusKind", "ExportFormat", "GameSpec", "UnknownGame", "bonus_kinds",
-           "get_game", "register"]
+           "game_named", "get_game", "register"]
 
 GAME_PACKAGES: list[str] = [
     "games.colors",
@@ -68,6 +68,16 @@ def get_game(game_id: str) -> GameSpec:
         return GAMES[game_id]
     except KeyError:
         raise UnknownGame(f"Unknown game {game_id!r}; known: {', '.join(sorted(GAMES))}") from None
+
+
+def game_named(name: str) -> GameSpec:
+    """A game by its id or by its package's last name (``colors``), for the commands' ``--game``."""
+    if name in GAMES:
+        return GAMES[name]
+    for spec in GAMES.values():
+        if spec.package.rsplit(".", 1)[-1] == name:
+            return spec
+    raise UnknownGame(f"Unknown game {name!r}; known: {', '.join(sorted(GAMES))}")
 
 
 def specs_with(attribute: str) -> list[GameSpec]:

@@ -7,7 +7,7 @@ from crowd import launch_views
 from crowd import views as crowd_views
 from research import export_page, views as research_views
 from live import views
-from clevr import views as clevr_views
+from live import scene_images
 from games.registry import GAMES
 from groundtalk_web.crowd_pages import crowd_page
 
@@ -25,7 +25,7 @@ urlpatterns = [
     path("m/<uuid:match_id>/partner-gone", crowd_page(views.match_partner_gone), name="match_partner_gone"),
     path("m/<uuid:match_id>/turn", crowd_page(views.match_turn), name="match_turn"),
     path("m/<uuid:match_id>/end-stalled", crowd_page(views.match_end_stalled), name="match_end_stalled"),
-    path("m/<uuid:match_id>/img/<str:image_id>.png", crowd_page(clevr_views.scene_image), name="clevr_scene_image"),
+    path("m/<uuid:match_id>/img/<str:image_id>.png", crowd_page(scene_images.scene_image), name="clevr_scene_image"),
     path("schemas/<str:game_id>.json", views.action_schema, name="action_schema"),
     path("research/", research_views.research_home, name="research_home"),
     path("research/export/", export_page.research_export, name="research_export"),

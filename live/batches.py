@@ -13,6 +13,7 @@ a batch is allowed (its workers may start later); it is shown as "cannot run" me
 from __future__ import annotations
 
 from games.registry import GAMES
+from live import agent_seats
 
 _POSITIVE_INTS = {"rounds", "pool_size", "time_limit_s", "max_message_len", "min_pieces", "max_pieces"}
 
@@ -36,7 +37,6 @@ def _type_ok(value, types: tuple[type, ...]) -> bool:
 
 
 def problems(*, game_id, pairing, human_roles, agents, on_timeout, config) -> list[tuple[str, str]]:
-    from agents.registry import all_agents
     from live.models import Batch
 
     if game_id not in GAMES:
@@ -55,7 +55,7 @@ def problems(*, game_id, pairing, human_roles, agents, on_timeout, config) -> li
     if not isinstance(agents, dict):
         out.append(("agents", 'agents must be a JSON object {role: agent name}, e.g. {"%s": "..."}.' % roles[0]))
         agents = {}
-    known = all_agents()
+    known = agent_seats.all_agents()
     for role, name in agents.items():
         if role not in roles:
             out.append(("agents", f"{role!r} is not a role of {game_id}; its roles are: {allowed_roles}."))
@@ -114,12 +114,9 @@ def problems(*, game_id, pairing, human_roles, agents, on_timeout, config) -> li
 
 def worker_problems(agents: dict) -> list[str]:
     """The batch's agents whose Celery queue has no live worker (agents/liveness.py)."""
-    from agents import liveness
-    from agents.registry import all_agents
-
-    known = all_agents()
+    known = agent_seats.all_agents()
     queues = {name: known[name].queue_name for name in set(agents.values()) if name in known}
-    dead = liveness.dead_queues(sorted(set(queues.values()))) or []
+    dead = agent_seats.dead_queues(sorted(set(queues.values()))) or []
     return [f"No worker is running for agent {name!r} (queue {queue}): start " + _worker_command(known[name])
             for name, queue in sorted(queues.items()) if queue in dead]
 

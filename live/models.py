@@ -242,7 +242,7 @@ class Seat(models.Model):
     participant = models.ForeignKey("crowd.Participant", null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="seats")
     agent_name = models.CharField(max_length=64, blank=True)
-    # A model agent's seat (agents/serving/config.py): its kind, version, family and checkpoint as
+    # A model agent's seat (agents/model_config.py): its kind, version, family and checkpoint as
     # configured when the match was created, and the checkpoint's sha256 the model worker loaded,
     # added when the model acts (``earlier``: what played before, if a worker with another
     # checkpoint took over mid-match). Empty for people and rule agents. Every export carries it.

@@ -30,13 +30,12 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
-from crowd.outcomes import participant_exit
 from crowd.models import Participant
-from live.models import Batch, Match, MatchEvent, Seat
+from live.models import Match, MatchEvent, Seat
+from live.services import ABSENT_REASON, match_abort, never_connected
 
 log = logging.getLogger(__name__)
 
-ABSENT_REASON = "partner_never_joined"   # the match's abort reason
 CLAIM_LIMIT = 50
 # Matches made longer ago than this are left to the inactivity limit (keeps the sweep's scan to
 # recent matches, on the created_at index).
@@ -91,10 +90,6 @@ def participant_back(participant_id: int) -> Participant:
     return p
 
 
-def _never_connected(seat: Seat) -> bool:
-    return seat.connected == 0 and seat.last_seen_at is None
-
-
 def absent_seats_sweep(*, now=None) -> Counter:
     """Abort every match of people in which a seat never connected within ``GT_SEAT_GRACE_S``
     (see the module docstring); returns what it did (``partner_never_joined``)."""
@@ -122,8 +117,6 @@ def absent_seats_sweep(*, now=None) -> Counter:
 
 @transaction.atomic
 def _abort_if_absent(match_id) -> bool:
-    from live.services import match_abort
-
     match = (Match.objects.select_for_update(skip_locked=True).filter(pk=match_id, status=Match.Status.ACTIVE)
              .only("id").first())
     if match is None:
@@ -132,35 +125,10 @@ def _abort_if_absent(match_id) -> bool:
                  .exclude(participant=None).select_related("participant"))
     acted = set(MatchEvent.objects.filter(match_id=match_id, actor__in=[s.role for s in seats])
                 .values_list("actor", flat=True).distinct())
-    if len(seats) < 2 or not any(_never_connected(s) and s.role not in acted and s.participant.waiting_since
+    if len(seats) < 2 or not any(never_connected(s) and s.role not in acted and s.participant.waiting_since
                                  for s in seats):
         return False
     log.info("presence: match %s: %s never connected; aborting", match_id,
-             ", ".join(s.role for s in seats if _never_connected(s)))
+             ", ".join(s.role for s in seats if never_connected(s)))
     match_abort(match_id=match_id, reason=ABSENT_REASON)
     return True
-
-
-def participants_after_absent(match: Match) -> None:
-    """After an abort for ``ABSENT_REASON`` (called by ``services._participants_after_match``,
-    inside ``match_abort``'s transaction): the workers whose seat never connected end as
-    ``never_joined``; the others go back to the waiting room first in the queue (their original
-    ``waiting_since``; the game is not counted) or, as the batch asks, end as ``partner_never_joined``."""
-    now = timezone.now()
-    seats = {s.participant_id: s for s in Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN)
-             .exclude(participant=None)}
-    for p in Participant.objects.select_for_update().filter(pk__in=seats).select_related("batch"):
-        if p.state != Participant.State.PLAYING:
-            continue
-        seat = seats[p.pk]
-        if _never_connected(seat):
-            p.save(update_fields=participant_exit(p, "never_joined"))
-        elif p.batch.on_partner_absent == Batch.OnPartnerAbsent.END:
-            p.save(update_fields=participant_exit(p, "partner_never_joined"))
-        else:
-            p.state = Participant.State.WAITING
-            # present if their game page is open now; else as of when it closed
-            p.last_seen_at = now if seat.connected else seat.last_seen_at
-            if p.waiting_since is None:
-                p.waiting_since = now
-            p.save(update_fields=["state", "last_seen_at", "waiting_since"])

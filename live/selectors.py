@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Iterator
 
 from django.conf import settings
 from django.db.models import Count, Q
@@ -74,41 +73,6 @@ def export_matches(*, game_id: str | None = None, batch_slug: str | None = None,
     if until:
         matches = matches.filter(created_at__lt=until)
     return matches
-
-
-def match_records(*, game_id: str | None = None, batch_slug: str | None = None, since=None, until=None,
-                  status: str = "all", pseudonymise: bool = True, chunk_size: int = 200) -> Iterator[dict]:
-    """Every match as an export record (see docs/exports.md), streamed in constant memory."""
-    matches = export_matches(game_id=game_id, batch_slug=batch_slug, since=since, until=until, status=status)
-    for match in matches.iterator(chunk_size=chunk_size):
-        yield match_record(match, pseudonymise=pseudonymise)
-
-
-def match_record(match: Match, *, pseudonymise: bool = True) -> dict:
-    from crowd.questionnaire import export_entry as questionnaire_export_entry
-
-    seats = {}
-    for seat in Seat.objects.filter(match=match).select_related("participant"):
-        worker = seat.participant.worker_id if seat.participant else None
-        seats[seat.role] = {"kind": seat.kind, "worker": pseudonym(worker) if pseudonymise else worker,
-                            "agent": seat.agent_name or None,
-                            # a model agent's version and checkpoint hash (Seat.agent_model), else None
-                            "model": seat.agent_model or None}
-    events = []
-    for row in MatchEvent.objects.filter(match=match).order_by("seq").iterator(chunk_size=2000):
-        event = event_row_to_wire(row)
-        event["action"] = row.action
-        event.setdefault("private", None)
-        events.append(event)
-    return {
-        "match_id": str(match.id), "game_id": match.game_id,
-        "batch": match.batch.slug if match.batch else None,
-        "seed": match.seed, "content": match.content, "config": match.config,
-        "created_at": match.created_at.isoformat(),
-        "finished_at": match.finished_at.isoformat() if match.finished_at else None,
-        "status": match.status, "seats": seats, "events": events, "outcome": match.outcome,
-        "questionnaire": questionnaire_export_entry(match, pseudonymise=pseudonymise),  # crowd/questionnaire.py
-    }
 
 
 def batch_progress(batch: Batch) -> dict:

@@ -35,11 +35,14 @@ from datetime import timedelta
 from functools import partial
 
 from django.db import InterfaceError, OperationalError, transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
-from live import match_store
+from live import agent_seats, match_store
+from live.broadcast import broadcast_events
 from games.base import SYSTEM, Event, IllegalAction, turn_limit_s, turn_taken
 from crowd.models import Participant
+from crowd.outcomes import participant_exit
 from live.models import Batch, Match, MatchEvent, Seat
 from games.registry import get_game
 
@@ -100,6 +103,13 @@ def _rows(match: Match, start_seq: int, events: list[Event], *, actor: str, t: i
     return rows
 
 
+# Sent after an action's commit when agent seats are to act: ``match_id``, ``seq`` (the state
+# they act on), ``roles`` (theirs) and ``agent_seats`` ({role: agent name}). The agents app
+# connects its wake-up (agents/apps.py, ``agents.dispatch.wake_agents``), so live imports no agent
+# code. A receiver must not raise: waking is best effort (the watchdog finds a lost wake-up).
+agent_turns_due = Signal()
+
+
 def _after_commit(match: Match, rows: list[MatchEvent]) -> None:
     """Broadcast committed events with every seat's fresh view, then wake agent seats.
 
@@ -111,10 +121,8 @@ def _after_commit(match: Match, rows: list[MatchEvent]) -> None:
 
 def _announcement(match: Match, rows: list[MatchEvent]):
     """What to do once ``rows`` are committed: a function that broadcasts them (with every seat's
-    fresh view) and wakes the agent seats whose turn it is. Computed now, run after commit."""
-    from agents.dispatch import wake_agents  # agents depend on games, not the other way round
-    from live.broadcast import broadcast_events
-
+    fresh view) and wakes the agent seats whose turn it is (``agent_turns_due``). Computed now,
+    run after commit."""
     spec = get_game(match.game_id)
     state = match.state
     views = {role: spec.rules.view_for(state, role) for role in spec.roles}
@@ -126,10 +134,10 @@ def _announcement(match: Match, rows: list[MatchEvent]):
     def send() -> None:
         broadcast_events(match_id=match_id, events=wire, views=views, seq=seq, status=status, snapshot=snapshot)
         if agent_seats and to_act:
-            wake_agents(match_id=match_id, seq=seq, roles=[r for r in to_act if r in agent_seats],
-                        agent_seats=agent_seats)
+            agent_turns_due.send(sender=Match, match_id=match_id, seq=seq,
+                                 roles=[r for r in to_act if r in agent_seats], agent_seats=agent_seats)
 
-    send.wakes_agents = bool(agent_seats and to_act)   # wake_agents may block (Celery's broker)
+    send.wakes_agents = bool(agent_seats and to_act)   # a wake-up may block (Celery's broker)
     return send
 
 
@@ -210,12 +218,8 @@ def _agent_model(seat: SeatSpec) -> dict:
     the checkpoint's hash when the model acts); {} for people and rule agents."""
     if seat.kind != Seat.Kind.AGENT or not seat.agent_name:
         return {}
-    from agents.registry import UnknownAgent, get_agent_spec
-
-    try:
-        config = get_agent_spec(seat.agent_name).model
-    except UnknownAgent:
-        return {}
+    spec = agent_seats.agent_spec(seat.agent_name)
+    config = spec.model if spec is not None else None
     return config.seat_record() if config is not None else {}
 
 
@@ -461,6 +465,40 @@ LAST_GAME_REASONS = {"partner_left": "partner_left", "agent_failed": "agent_fail
 STALL_DECIDES = {"partner_left", "partner_stalled", *LET_GO_REASONS}
 
 
+# The abort reason of a match in which a seat never connected (live/presence.py aborts it).
+ABSENT_REASON = "partner_never_joined"
+
+
+def never_connected(seat: Seat) -> bool:
+    """A seat whose game page never opened its websocket (live/presence.py)."""
+    return seat.connected == 0 and seat.last_seen_at is None
+
+
+def _participants_after_absent(match: Match) -> None:
+    """After an abort for ``ABSENT_REASON`` (called by ``_participants_after_match``,
+    inside ``match_abort``'s transaction): the workers whose seat never connected end as
+    ``never_joined``; the others go back to the waiting room first in the queue (their original
+    ``waiting_since``; the game is not counted) or, as the batch asks, end as ``partner_never_joined``."""
+    now = timezone.now()
+    seats = {s.participant_id: s for s in Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN)
+             .exclude(participant=None)}
+    for p in Participant.objects.select_for_update().filter(pk__in=seats).select_related("batch"):
+        if p.state != Participant.State.PLAYING:
+            continue
+        seat = seats[p.pk]
+        if never_connected(seat):
+            p.save(update_fields=participant_exit(p, "never_joined"))
+        elif p.batch.on_partner_absent == Batch.OnPartnerAbsent.END:
+            p.save(update_fields=participant_exit(p, "partner_never_joined"))
+        else:
+            p.state = Participant.State.WAITING
+            # present if their game page is open now; else as of when it closed
+            p.last_seen_at = now if seat.connected else seat.last_seen_at
+            if p.waiting_since is None:
+                p.waiting_since = now
+            p.save(update_fields=["state", "last_seen_at", "waiting_since"])
+
+
 def _participants_after_match(match: Match, aborted_as: str = "", by: str = "") -> None:
     """Count the game for every human seat and send each worker on: another game or done, with
     the exit reason of how this game ended. Aborted as ``partner_left`` by the seat that stayed
@@ -474,10 +512,8 @@ def _participants_after_match(match: Match, aborted_as: str = "", by: str = "") 
     decides whoever pressed the button: the staller ends as ``timed_out``; the partner who ended it
     goes on (its game counts; ``partner_timed_out`` if it was the last), a partner who had left
     since ends as ``partner_timed_out``, and the inactivity limit lets it go as ``partner_inactive``."""
-    from crowd.outcomes import participant_exit
-    from live import presence
-    if aborted_as == presence.ABSENT_REASON:   # a seat never opened the game: live/presence.py
-        return presence.participants_after_absent(match)
+    if aborted_as == ABSENT_REASON:   # a seat never opened the game: live/presence.py
+        return _participants_after_absent(match)
     seat_rows = list(Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN).exclude(participant=None)
                      .values_list("participant_id", "role"))
     role_of = dict(seat_rows)

@@ -106,21 +106,12 @@ def batch_entry(request, slug: str):
     return redirect("participant", token=participant.token)
 
 
-def _participant(token: str) -> Participant:
-    if not token or len(token) > 64 or "\x00" in token:  # tokens are 32 URL-safe characters
-        raise Http404("No such participant.")
-    p = Participant.objects.select_related("batch").filter(token=token).first()
-    if p is None:
-        raise Http404("No such participant.")
-    return p
-
-
 @require_http_methods(["GET", "HEAD", "POST"])
 def participant_page(request, token: str):
     """One address per worker; what it shows follows the worker's state."""
     if request.method == "POST" and (limited := ratelimit.http_limited(request, "step")):
         return limited
-    p = _participant(token)
+    p = crowd_views.participant_or_404(token)
     if not identity.participant_claim(session=request.session, participant=p):
         return crowd_views.other_browser(request, p)
     if request.method == "POST":
@@ -190,7 +181,7 @@ def participant_status(request, token: str):
     take the batch row lock)."""
     if limited := ratelimit.http_limited(request, "poll", participant_token=token, as_json=True):
         return limited
-    p = _participant(token)
+    p = crowd_views.participant_or_404(token)
     if not identity.participant_claim(session=request.session, participant=p):
         return crowd_views.other_browser(request, p, as_json=True)
     try:

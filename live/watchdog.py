@@ -39,6 +39,7 @@ from django.db import transaction
 from django.db.models import DateTimeField, Exists, ExpressionWrapper, F, OuterRef, Q
 from django.utils import timezone
 
+from live.agent_seats import agent_spec, default_timeout_s, fallback_turn
 from live.models import Match
 from live.presence import absent_seats_sweep
 
@@ -107,15 +108,12 @@ def _timeout_s(name: str) -> tuple[float, bool]:
     """An agent's timeout, and whether this process knows the agent. An agent this process does
     not know (another process's models file, a rolling deploy, a removed agent) gets the default
     timeout before its match is aborted: the process that knows it may still answer."""
-    from agents.base import AgentSpec
-    from agents.registry import UnknownAgent, get_agent_spec
-
-    try:
-        return get_agent_spec(name).timeout_s, True
-    except UnknownAgent:
-        default = AgentSpec.__dataclass_fields__["timeout_s"].default
-        cap = settings.GT_AGENT_TIMEOUT_S
-        return (min(default, cap) if cap else default), False
+    spec = agent_spec(name)
+    if spec is not None:
+        return spec.timeout_s, True
+    default = default_timeout_s()
+    cap = settings.GT_AGENT_TIMEOUT_S
+    return (min(default, cap) if cap else default), False
 
 
 def _is_due(agent_seats: dict, since, deadline, now) -> bool:
@@ -133,7 +131,6 @@ def _is_due(agent_seats: dict, since, deadline, now) -> bool:
 
 def _move_on(match: Match, now) -> str:
     """What the watchdog does for one claimed match (its row is locked by the caller)."""
-    from agents.services import agent_fallback_turn
     from live.services import match_abort, match_time_up, match_turn_timed_out
 
     if match.inactivity_limit is not None and match.updated_at + match.inactivity_limit <= now:
@@ -160,7 +157,7 @@ def _move_on(match: Match, now) -> str:
                         "aborting", match.id, name, timeout_s)
             match_abort(match_id=match.id, reason="agent_failed")
             return "aborted"
-        result = agent_fallback_turn(match_id=match.id, role=role, expected_seq=match.seq)
+        result = fallback_turn(match_id=match.id, role=role, expected_seq=match.seq)
         if result == "fallback":
             return "fallback"
         if result != "answered":   # no fallback could act, or it made an illegal move

@@ -1,31 +1,16 @@
 """Export formats: ``jsonl`` (every match, every event, scores) here, game formats declared by each
 game's spec (``GameSpec.exports``: name -> writer and file type); a writer is ``writer(records, out)`` over
-an iterator of match records (see ``live.selectors.match_record``) and a text stream."""
+an iterator of match records (see ``research.records.match_record``) and a text stream."""
 from __future__ import annotations
 
 import json
 from typing import Callable, Iterator, TextIO
 
 from games.registry import GAMES
+from live.selectors import export_matches
+from research.records import match_records, write_questionnaire_csv
 
 Writer = Callable[[Iterator[dict], TextIO], int]
-
-
-def model_seats(record: dict) -> dict:
-    """The seats of a match record that a model agent played: role -> {"agent", "model"} (the
-    model's kind, version, checkpoint and its sha256: ``Seat.agent_model``); {} when none did.
-    The game formats add it only when it is not empty, so records without models are unchanged."""
-    return {role: {"agent": seat.get("agent"), "model": seat["model"]}
-            for role, seat in (record.get("seats") or {}).items() if seat.get("model")}
-
-
-def model_label(seat: dict) -> str | None:
-    """``agent@version#sha256[:12]`` for a model agent's seat of a match record, else None."""
-    model = seat.get("model")
-    if not model:
-        return None
-    sha = model.get("checkpoint_sha256")
-    return f"{seat.get('agent') or 'agent'}@{model.get('version', '')}" + (f"#{sha[:12]}" if sha else "")
 
 
 def write_jsonl(records: Iterator[dict], out: TextIO) -> int:
@@ -39,10 +24,8 @@ def write_jsonl(records: Iterator[dict], out: TextIO) -> int:
 
 def export_formats() -> dict[str, tuple[str | None, Writer]]:
     """Format name -> (the game id it belongs to, or None for all games; writer)."""
-    from crowd.questionnaire import write_csv as questionnaire_csv
-
     formats: dict[str, tuple[str | None, Writer]] = {"jsonl": (None, write_jsonl),
-                                                     "questionnaire-csv": (None, questionnaire_csv)}
+                                                     "questionnaire-csv": (None, write_questionnaire_csv)}
     for game in GAMES.values():
         for name, writer in game.export_writers().items():
             formats[name] = (game.id, writer)
@@ -93,8 +76,6 @@ def _resolve(fmt: str, game: str | None, status: str) -> tuple[str | None, Write
 def export_selection(fmt: str, *, batch: str | None = None, game: str | None = None, since=None, until=None,
                      status: str = DEFAULT_STATUS):
     """The matches an export of ``fmt`` reads (a queryset: ``.count()`` for the page's preview)."""
-    from live.selectors import export_matches
-
     game_id, _ = _resolve(fmt, game, status)
     return export_matches(game_id=game_id, batch_slug=batch, since=since, until=until, status=status)
 
@@ -102,8 +83,6 @@ def export_selection(fmt: str, *, batch: str | None = None, game: str | None = N
 def run_export(fmt: str, out: TextIO, *, batch: str | None = None, game: str | None = None, since=None,
                until=None, status: str = DEFAULT_STATUS, pseudonymise: bool = True) -> int:
     """Write the export of ``fmt`` to the text stream ``out``; returns the writer's count."""
-    from live.selectors import match_records
-
     game_id, writer = _resolve(fmt, game, status)
     records = match_records(game_id=game_id, batch_slug=batch, since=since, until=until, status=status,
                             pseudonymise=pseudonymise)

@@ -47,6 +47,7 @@ from django.template.defaultfilters import floatformat
 from live import selectors
 from games.stats import mean as _mean, mean_ci, num as _num, proportion   # noqa: F401 - the monitor's helpers
 from live.models import Batch, Match, MatchEvent, Seat
+from games.records import outcome_summary
 from games.registry import GAMES, get_game
 
 ENDED = (Match.Status.FINISHED, Match.Status.TIMED_OUT)
@@ -146,17 +147,6 @@ def game_scores(game_id: str, outcomes) -> dict:
     scorer = _hook(game_id, "scores")
     outcomes = list(outcomes)
     return scorer(outcomes) if scorer else {"matches": len(outcomes)}
-
-
-def outcome_summary(game_id: str, outcome: dict | None) -> str:
-    """One match's outcome in words (the monitor's match list)."""
-    o = outcome or {}
-    if not o:
-        return ""
-    summary = _hook(game_id, "outcome_summary")
-    if summary is not None:
-        return summary(o)
-    return ", ".join(f"{k}: {v}" for k, v in o.items() if not isinstance(v, (dict, list)))
 
 
 # ----------------------------------------------------------------------------------- the batch

@@ -21,7 +21,7 @@ from crowd import entry as crowd_entry
 from crowd.staff import RESEARCH, staff_permission
 from research import monitor
 from live.batches import batch_problems
-from clevr import views as clevr_views
+from live import scene_images
 from live.models import Batch, Match
 from games.registry import GAMES
 
@@ -65,23 +65,23 @@ def research_match(request, match_id):
 def research_match_image(request, match_id, image_id: str):
     """Any image of the match's content, at any size (staff see the secret too)."""
     size = request.GET.get("size", "thumb")
-    if size not in clevr_views.SIZES:
+    if size not in scene_images.SIZES:
         raise Http404("Unknown size.")
     match = get_object_or_404(Match, pk=match_id)
     scene = monitor.image_scene(match, image_id)
     if scene is None:
         raise Http404("No such image in this match.")
     try:
-        path = clevr_views._real_image_path(match, image_id, scene)
-    except clevr_views.NotFound:
+        path = scene_images._real_image_path(match, image_id, scene)
+    except scene_images.NotFound:
         raise Http404("The image file of this item is missing.") from None
     if path is not None:
-        data, etag, ctype = clevr_views._file_bytes(path)
-        return clevr_views._response(request, data, etag, ctype)
+        data, etag, ctype = scene_images._file_bytes(path)
+        return scene_images._response(request, data, etag, ctype)
     if not isinstance(scene.get("objects"), list):
         raise Http404("This item has neither a scene nor an image file.")
-    data, key = clevr_views.cached_png(scene, size)
-    return clevr_views._response(request, data, key, "image/png")
+    data, key = scene_images.cached_png(scene, size)
+    return scene_images._response(request, data, key, "image/png")
 
 
 # ----------------------------------------------------------------------------------- comparison

@@ -1,7 +1,7 @@
 """Model agents: agents declared by configuration (``models/models.toml``), served by batched model
 workers (torch families) or by an HTTP bridge (``agents/bridge.py``).
 
-* :mod:`agents.serving.config` parses and checks the configuration file and turns each entry into
+* :mod:`agents.model_config` parses and checks the configuration file and turns each entry into
   an :class:`agents.base.AgentSpec` for the registry. It never imports torch nor a model family's
   module: the web process reads it.
 * :mod:`agents.serving.family` loads a family (the class named in the configuration) in a worker.

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 
 from agents.checkpoints import file_sha256
-from agents.serving.config import ModelAgentConfig, ModelConfigError
+from agents.model_config import ModelAgentConfig, ModelConfigError
 
 log = logging.getLogger(__name__)
 

@@ -68,9 +68,10 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from agents import liveness
-from agents.serving.config import ModelAgentConfig, family_configs
+from agents.registry import family_configs
+from agents.model_config import ModelAgentConfig
 from agents.serving.family import LoadedFamily, load_family, warm_up
-from agents.serving.seats import seats_record_model
+from agents.seats import seats_record_model
 
 log = logging.getLogger(__name__)
 timings_log = logging.getLogger("agents.serving.timings")

@@ -37,7 +37,7 @@ import json
 import statistics
 from typing import IO, Iterable
 
-from research.exports import model_seats
+from games.records import model_seats
 
 from games.codraw.metric import original_similarity
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import IO, Iterable, Iterator
 
-from research.exports import model_label
+from games.records import model_label
 from groundtalk_web import csvsafe
 
 # ----------------------------------------------------------------------------------------- constants
@@ -125,7 +125,7 @@ def sender(record: dict, role: str) -> tuple[str, str]:
     """(workerid_uniq, source) of the seat that sent a message."""
     seat = (record.get("seats") or {}).get(role) or {}
     if seat.get("kind") == "agent" or seat.get("agent"):
-        # a model agent's label names its version and checkpoint hash (research.exports.model_label)
+        # a model agent's label names its version and checkpoint hash (games.records.model_label)
         return seat.get("agent") or "agent", model_label(seat) or seat.get("agent") or "agent"
     return seat.get("worker") or "", "human"
 

@@ -21,5 +21,5 @@ SPEC = GameSpec(
     bonus_kinds={"guesswhich": BonusKind("GuessWhich: the game's bonus points, cents per point", outcome_key="bonus")},
     doc_page="docs/games/guesswhich.md",
     monitor_script="games/guesswhich/monitor.js",
-    prewarm="clevr.views:prewarm",   # CLEVR images: render them before the page asks for them
+    prewarm="live.scene_images:prewarm",   # CLEVR images: render them before the page asks for them
 )

@@ -15,5 +15,5 @@ SPEC = GameSpec(
              "visdial-image-ids": ExportFormat(".exports:write_image_ids", "json", "application/json")},
     doc_page="docs/games/guesswhich.md",   # GuessWhich's page documents the visual-dialog chat too
     monitor_script="games/visdial/monitor.js",
-    prewarm="clevr.views:prewarm",   # CLEVR images: render them before the page asks for them
+    prewarm="live.scene_images:prewarm",   # CLEVR images: render them before the page asks for them
 )

@@ -49,7 +49,7 @@ import random
 from collections import Counter
 
 from clevr.captions import COLORS, MATERIALS, SHAPES, SIZES
-from research.exports import model_seats
+from games.records import model_seats
 
 N_OPTIONS = 100
 VISDIAL_ROUNDS = 10   # VisDial dialogs have 10 rounds; its reader pads shorter ones, longer ones break its batches

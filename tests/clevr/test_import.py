@@ -209,7 +209,7 @@ def _play(match, alice, questions):
 @pytest.mark.django_db(transaction=True)
 def test_round_trip_import_play_export_with_the_real_render(tmp_path, settings):
     settings.MEDIA_ROOT = str(tmp_path / "media")
-    from live.selectors import match_record
+    from research.records import match_record
 
     path = write_clevr(tmp_path, 3, images=True)
     item = vd_content.import_file(path, start=0, limit=1)[0]

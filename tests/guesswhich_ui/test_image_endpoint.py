@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from PIL import Image
 
-from clevr import views as clevr_views
+from live import scene_images
 from clevr.scenes import load_image_folder
 from live.models import Match, Seat
 from live.services import SeatSpec, match_create
@@ -62,7 +62,7 @@ def test_questioner_gets_every_pool_image_the_same_way(media):
     assert len(files) == 3 and not list((media / "clevr").rglob(".tmp-*"))
     assert c.get(url(match, other, tok), HTTP_IF_NONE_MATCH=got[other]["ETag"]).status_code == 304
     scene = next(p["scene"] for p in match.state["pool"] if p["id"] == other)
-    key = clevr_views.scene_key(scene, "thumb")
+    key = scene_images.scene_key(scene, "thumb")
     assert (media / "clevr" / key[:2] / f"{key}.png").read_bytes() == got[other].content
     # a second request is served from the file, byte for byte
     assert c.get(url(match, other, tok)).content == got[other].content
@@ -134,7 +134,7 @@ def test_real_image_items_are_served_as_files(tmp_path):
         assert r.status_code == 200
         assert r.content == (folder / item["image_filename"]).read_bytes()
         assert r["Content-Type"] == ("image/jpeg" if item["image_filename"].endswith(".jpg") else "image/png")
-        assert r["Cache-Control"] == clevr_views.CACHE_CONTROL
+        assert r["Cache-Control"] == scene_images.CACHE_CONTROL
     r = c.get(url(match, "img03", seats["answerer"].token, "large"))
     assert r.status_code == 200 and r.content == (folder / items[2]["image_filename"]).read_bytes()
     (folder / items[0]["image_filename"]).unlink()
@@ -152,15 +152,15 @@ def test_the_game_page_renders_the_pool_into_the_cache_before_it_is_asked_for(me
     assert len(view_pool) == 4
     r = Client().get(f"/m/{match.id}/?seat={seat.token}")
     assert r.status_code == 200
-    clevr_views._warm_executor.submit(lambda: None).result(timeout=120)   # the warm-ups queued before it are done
+    scene_images._warm_executor.submit(lambda: None).result(timeout=120)   # the warm-ups queued before it are done
     from games.registry import get_game
 
     view = get_game("guesswhich_v1").rules.view_for(Match.objects.get(pk=match.pk).state, "questioner")
     for item in view["pool"]:
         for size in ("thumb", "full"):
-            key = clevr_views.scene_key(item["scene"], size)
+            key = scene_images.scene_key(item["scene"], size)
             assert (media / "clevr" / key[:2] / f"{key}.png").is_file(), (item["id"], size)
     # the answerer's large image is not warmed by the questioner's page (sizes do not overlap)
     secret = next(i for i in view["pool"] if i["id"] == match.state["secret_id"])
-    key = clevr_views.scene_key(secret["scene"], "large")
+    key = scene_images.scene_key(secret["scene"], "large")
     assert not (media / "clevr" / key[:2] / f"{key}.png").exists()

@@ -10,10 +10,11 @@ import json
 import pytest
 
 from agents.registry import get_agent_spec
-from agents.serving.config import ModelConfigError
+from agents.model_config import ModelConfigError
 from agents.serving.family import load_family, warm_up
 from agents.services import agent_take_turn
-from research.exports import model_label, model_seats, run_export
+from games.records import model_label, model_seats
+from research.exports import run_export
 from live.models import MatchEvent, Seat
 from live.services import match_apply_action
 

@@ -1,4 +1,4 @@
-"""The models file (agents/serving/config.py): entries become registered agents; every mistake is
+"""The models file (agents/model_config.py): entries become registered agents; every mistake is
 a clear error naming the file, the entry and the field; a bad file stops a process at start-up."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from agents.registry import all_agents, get_agent_spec
-from agents.serving.config import ModelConfigError, parse
+from agents.model_config import ModelConfigError, parse
 
 from ..conftest import ROOT
 from .conftest import torch_entry

@@ -158,7 +158,7 @@ def test_an_answerer_agent_scored_on_exported_dialogs(tmp_path):
     noisy ALICE does not always; the side file leads to each dialog's scene."""
     from clevr.alice import Alice
     from live.models import Seat
-    from live.selectors import match_record
+    from research.records import match_record
     from live.services import SeatSpec, match_apply_action, match_create
     from games.visdial import rules as vd_rules
 

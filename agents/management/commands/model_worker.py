@@ -21,7 +21,8 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.management.commands.agent_worker import Command as AgentWorkerCommand
-from agents.serving.config import ModelConfigError, family_configs
+from agents.registry import family_configs
+from agents.model_config import ModelConfigError
 
 
 class Command(BaseCommand):

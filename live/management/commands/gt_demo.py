@@ -5,7 +5,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from agents.registry import all_agents
+from live import agent_seats
 from live.models import Batch
 from games.registry import GAMES
 
@@ -40,7 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--admin", action="store_true", help="create admin/admin (embedded mode only)")
 
     def handle(self, *args, **opts):
-        known = all_agents()
+        known = agent_seats.all_agents()
         for spec in DEMO_BATCHES:
             if spec["game_id"] not in GAMES or any(a not in known for a in spec.get("agents", {}).values()):
                 self.stdout.write(f"skipped batch {spec['slug']}: its game or agents are not installed")

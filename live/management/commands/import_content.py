@@ -21,7 +21,7 @@ import inspect
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from research.management.commands.simulate import resolve_game
+from games.registry import UnknownGame, game_named
 from live.models import Batch, Content
 
 # importer keyword -> command option, for importers that take it (CLEVR's)
@@ -77,7 +77,10 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="CLEVR: seed of captions and pools")
 
     def handle(self, *args, **opts):
-        game = resolve_game(opts["game"])
+        try:
+            game = game_named(opts["game"])
+        except UnknownGame as exc:
+            raise CommandError(exc.args[0]) from None
         if opts["pool_size"] is not None and not 2 <= opts["pool_size"] <= 200:
             raise CommandError("--pool-size must be in 2..200")
         if opts["limit"] < 0 or opts["start"] < 0:

@@ -13,17 +13,15 @@ from tqdm import tqdm
 from agents.registry import UnknownAgent, agent_instance, get_agent_spec
 from games.base import IllegalAction
 from live.models import Batch, Match, Seat
-from games.registry import GAMES, get_game
+from games.registry import UnknownGame, game_named, get_game
 from live.services import SeatSpec, match_apply_action, match_create
 
 
 def resolve_game(name: str):
-    if name in GAMES:
-        return GAMES[name]
-    for spec in GAMES.values():
-        if spec.package.rsplit(".", 1)[-1] == name:
-            return spec
-    raise CommandError(f"Unknown game {name!r}; known: {', '.join(sorted(GAMES))}")
+    try:
+        return game_named(name)
+    except UnknownGame as exc:
+        raise CommandError(exc.args[0]) from None
 
 
 def load_content_file(game, path: str) -> list[dict]:
@@ -59,7 +57,7 @@ def play_match(match: Match, agents: dict[str, str], max_steps: int = 100_000) -
             except IllegalAction as exc:
                 raise CommandError(f"{agents[role]} made an illegal move in {match.id}: {exc}") from exc
             if callable(getattr(agent, "seat_record", None)):   # a model agent: its checkpoint hash on the seat
-                from agents.serving.seats import seats_record_model
+                from agents.seats import seats_record_model
 
                 seats_record_model(turns=[(str(match.id), role)], record=agent.seat_record())
             moved = True

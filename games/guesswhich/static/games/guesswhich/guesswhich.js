@@ -3,7 +3,7 @@
  * Renders only the server's view (games/guesswhich/rules.py view_for): the pool, caption, dialog,
  * round, what this seat must do now (view.expects), ruled-out images, the bonus and, once the
  * secret is found, its id and rank. Nothing is scored here: the bonus shown is the view's.
- * Images come from /m/<match>/img/<id>.png?seat=<token>&size=... (clevr/views.py), the same
+ * Images come from /m/<match>/img/<id>.png?seat=<token>&size=... (live/scene_images.py), the same
  * URL scheme for every pool image. Text is shown as text (GT.el), never as HTML.
  */
 (function () {

@@ -10,7 +10,7 @@ The file is TOML (stdlib ``tomllib``): ``models/models.toml`` in the project, or
     kind = "torch"                      # "torch" (a model family, the default) or "http" (the bridge)
     game_id = "colors_v1"
     role = "listener"
-    family = "games.colors.neural_agents:NeuralLiteralListener"   # module:Class with load/act_batch
+    family = "games.colors.neural.agents:NeuralLiteralListener"   # module:Class with load/act_batch
     family_key = "colors_l0"            # agents with one key share one loaded model and one queue
     checkpoint = "colors/colors_neural_listener.pt"   # relative to this file's folder (or absolute)
     device = "cpu"                      # "cpu", "cuda" or "cuda:N"
@@ -57,6 +57,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
+
+from agents.base import AgentSpec
+from games.registry import GAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_FILE = ROOT / "models" / "models.toml"
@@ -261,8 +264,6 @@ def _entry(path: Path, index: int, raw: dict) -> ModelAgentConfig:
 
 
 def _check_against_registry(where: str, cfg: ModelAgentConfig, rule_agents: dict) -> None:
-    from games.registry import GAMES
-
     if cfg.game_id not in GAMES:
         raise ModelConfigError(f"{where}: game_id {cfg.game_id!r} is not a registered game; known: "
                                f"{', '.join(sorted(GAMES))}.")
@@ -285,8 +286,6 @@ def _check_against_registry(where: str, cfg: ModelAgentConfig, rule_agents: dict
 
 def agent_specs(rule_agents: dict) -> list:
     """The configured agents as :class:`agents.base.AgentSpec` (checked against ``rule_agents``)."""
-    from agents.base import AgentSpec
-
     specs = []
     for cfg in parse(rule_agents=rule_agents):
         if cfg.kind == "torch":
@@ -316,28 +315,3 @@ def _lazy(path: str):
 
     build.__qualname__ = build.__name__ = path.rsplit(":", 1)[-1]
     return build
-
-
-def family_configs(family_key: str) -> list[ModelAgentConfig]:
-    """The torch agents of one family (the model worker's), checked against the registry."""
-    from agents.registry import all_agents
-
-    configs = [s.model for s in all_agents().values() if s.model is not None and s.model.kind == "torch"
-               and s.model.family_key == family_key]
-    if not configs:
-        path, _ = models_file()
-        known = sorted({s.model.family_key for s in all_agents().values()
-                        if s.model is not None and s.model.kind == "torch"})
-        raise ModelConfigError(f"No torch agent of family {family_key!r} in {path}; families: "
-                               f"{', '.join(known) or '(none)'}.")
-    return configs
-
-
-def check_at_startup() -> None:
-    """Raise :class:`ModelConfigError` when the file is bad (``agents.apps.AgentsConfig.ready``).
-    A file with no agent costs nothing; one with agents is checked against the whole registry."""
-    _, entries = read_entries()
-    if entries:
-        from agents.registry import all_agents
-
-        all_agents()

@@ -1,4 +1,5 @@
-"""Images of the CLEVR scenes a seat may see (GuessWhich pool and secret, visual-dialog image).
+"""Images of the CLEVR scenes a seat may see (GuessWhich pool and secret, visual-dialog image), drawn by
+the CLEVR library (clevr/render.py).
 
 URL (groundtalk_web/urls.py)::
 

@@ -1,0 +1,36 @@
+"""Reading a match's record: its outcome in words (the monitor, the payments review), and the
+helpers a game's export formats share (games/<game>/exports.py) over the export record
+(research/records.py builds it; docs/exports.md)."""
+from __future__ import annotations
+
+from games.registry import GAMES
+
+
+def outcome_summary(game_id: str, outcome: dict | None) -> str:
+    """One match's outcome in words: the game's ``outcome_summary`` (its ``GameSpec.monitor``
+    module), else its plain values."""
+    o = outcome or {}
+    if not o:
+        return ""
+    spec = GAMES.get(game_id)
+    summary = getattr(spec.monitor, "outcome_summary", None) if spec is not None else None
+    if summary is not None:
+        return summary(o)
+    return ", ".join(f"{k}: {v}" for k, v in o.items() if not isinstance(v, (dict, list)))
+
+
+def model_seats(record: dict) -> dict:
+    """The seats of a match record that a model agent played: role -> {"agent", "model"} (the
+    model's kind, version, checkpoint and its sha256: ``Seat.agent_model``); {} when none did.
+    The game formats add it only when it is not empty, so records without models are unchanged."""
+    return {role: {"agent": seat.get("agent"), "model": seat["model"]}
+            for role, seat in (record.get("seats") or {}).items() if seat.get("model")}
+
+
+def model_label(seat: dict) -> str | None:
+    """``agent@version#sha256[:12]`` for a model agent's seat of a match record, else None."""
+    model = seat.get("model")
+    if not model:
+        return None
+    sha = model.get("checkpoint_sha256")
+    return f"{seat.get('agent') or 'agent'}@{model.get('version', '')}" + (f"#{sha[:12]}" if sha else "")
