@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -115,11 +116,9 @@ def _entry_url(request, batch: Batch) -> str:
 def launch(request, slug: str):
     batch = get_object_or_404(Batch, slug=slug)
     url = _entry_url(request, batch)
-    import os
-
     initial = {"title": batch.title, "description": (batch.instructions or batch.title)[:2000],
                "reward_cents": batch.pay_cents or None, "minutes": batch.expected_minutes,
-               "block_qualification_id": os.environ.get("GT_MTURK_BLOCK_QUALIFICATION", ""),
+               "block_qualification_id": settings.GT_MTURK_BLOCK_QUALIFICATION,
                "platform": "prolific" if "mturk" not in (batch.entry_kinds or []) else "mturk",
                "block_list": "\n".join(payments.excluded_workers(batch, "prolific"))}
     form = LaunchForm(request.POST or None, initial=initial, entry_url=url, batch=batch)
@@ -208,14 +207,12 @@ class BonusRuleForm(forms.ModelForm):
 
 
 def _block_qualification(batch: Batch) -> str:
-    import os
-
     for params in batch.launches.filter(platform="mturk").values_list("params", flat=True):
         quals = (params.get("hit_type") or {}).get("QualificationRequirements") or []
         for q in quals:
             if q.get("Comparator") == "DoesNotExist":
                 return q["QualificationTypeId"]
-    return os.environ.get("GT_MTURK_BLOCK_QUALIFICATION", "")
+    return settings.GT_MTURK_BLOCK_QUALIFICATION
 
 
 def _unpaid_why(p) -> str:
