@@ -294,19 +294,22 @@ def refused_through_the_service(match: Match, role: str, action, code: str, acti
     return info.value
 
 
-# whose turn it is at the start, so that only the schema can refuse these
-FIRST_ROLE = {"colors_v1": "speaker", "codraw_v1": "teller", "guesswhich_v1": "questioner",
-              "visdial_v1": "questioner"}
+def schema_refusals(game_id: str) -> list[tuple[dict, str]]:
+    """Actions any game's schema refuses, built from its schema alone: no type, an unknown type, and
+    an unknown key on each of its action types."""
+    cases = [({"text": "hi"}, "bad_action"), ({"type": "zz_no_such_action"}, "unknown_action")]
+    return cases + [({"type": kind, "zz_no_such_key": 1}, "bad_field") for kind in GAMES[game_id].actions.types]
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("game_id", GAME_IDS)
 def test_refused_actions_change_nothing_through_the_service(game_id):
     match = human_match(game_id)
-    cases = [(action, code) for g, action, code, _ in REFUSED if g == game_id]
-    assert cases
+    # whose turn it is at the start, so that only the schema can refuse these
+    role = list(GAMES[game_id].rules.to_act(match.state))[0]
+    cases = [(action, code) for g, action, code, _ in REFUSED if g == game_id] + schema_refusals(game_id)
     for i, (action, code) in enumerate(cases):
-        refused_through_the_service(match, FIRST_ROLE[game_id], action, code, action_id=f"bad{i}")
+        refused_through_the_service(match, role, action, code, action_id=f"bad{i}")
 
 
 @pytest.mark.django_db

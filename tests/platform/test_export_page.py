@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.urls import reverse
 
+from games.registry import GAMES
 from research.exports import export_formats
 from live.models import Match, Seat
 from live.services import SeatSpec, match_apply_action, match_create
@@ -97,8 +98,10 @@ def test_page_renders_and_home_links_it(staff):
 
 
 def test_every_format_streams_a_parseable_file(staff, matches):
-    assert set(export_formats()) == {"jsonl", "colors-csv", "codraw", "visdial", "visdial-image-ids", "guesswhich",
-                                     "guesswhich-visdial", "guesswhich-visdial-image-ids", "questionnaire-csv"}
+    # the platform's formats and every format a registered game declares (GameSpec.exports)
+    assert set(export_formats()) == {"jsonl", "questionnaire-csv"} | {fmt for spec in GAMES.values() for fmt in spec.exports}
+    assert {"colors-csv", "codraw", "visdial", "visdial-image-ids", "guesswhich", "guesswhich-visdial",
+            "guesswhich-visdial-image-ids"} <= set(export_formats())
     response = staff.get(URL, {"format": "jsonl", "batch": "all", "status": "finished", "pseudonymise": "on"})
     assert response["Content-Type"].startswith("application/x-ndjson")
     assert response["Content-Disposition"] == 'attachment; filename="groundtalk-jsonl-all-finished.jsonl"'
@@ -133,6 +136,15 @@ def test_every_format_streams_a_parseable_file(staff, matches):
     gw_side = json.loads(download(staff, "guesswhich-visdial-image-ids"))
     assert [(r["image_id"], r["match_id"]) for r in gw_side["images"]] == \
         [(d["image_id"], str(matches["guesswhich"].id)) for d in gw_visdial["data"]["dialogs"]]
+
+
+@pytest.mark.parametrize("fmt, file", [(fmt, file) for spec in GAMES.values() for fmt, file in spec.exports.items()])
+def test_each_game_format_downloads_as_the_file_type_its_game_declares(staff, matches, fmt, file):
+    response = staff.get(URL, {"format": fmt, "batch": "all", "status": "finished"})
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith(file.content_type)
+    assert response["Content-Disposition"] == f'attachment; filename="groundtalk-{fmt}-all-finished.{file.extension}"'
+    body(response)
 
 
 def test_status_filter(staff, matches):
