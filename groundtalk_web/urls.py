@@ -42,6 +42,7 @@ urlpatterns = [
     # each game's own endpoints (GameSpec.urls), at the site's root
     *(path("", include(spec.package + spec.urls if spec.urls.startswith(".") else spec.urls))
       for spec in GAMES.values() if spec.urls),
+    path("admin/games/", include("groundtalk_web.moved_admin")),   # the models' old admin addresses
     path("admin/", admin.site.urls),
     # browsers that ignore base.html's <link rel="icon"> (and the admin's pages) ask for this
     path("favicon.ico", RedirectView.as_view(url=static("gt/favicon.svg"), permanent=True)),

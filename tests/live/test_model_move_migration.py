@@ -21,6 +21,7 @@ import pytest
 from crowd.models import (BonusRule, OnboardingResult, Participant, PayAction, PracticeRound,
                           QuestionnaireResponse, QuizAttempt, Study)
 from live.models import Batch, Content, Match, MatchEvent, Seat
+from tests.staff_users import staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -173,3 +174,22 @@ def test_rows_written_before_the_move_read_back_after_it_and_back_again():
         check_after_the_move(ids)
     finally:
         migrate_latest()
+
+
+def test_the_old_admin_addresses_redirect_to_the_new_ones(client):
+    """/admin/games/<model>/... (bookmarks, links from before the move) lands on the same admin page
+    under the model's new app, which checks the permissions there."""
+    moves = {"/admin/games/batch/7/change/?_changelist_filters=status%3Dopen":
+             "/admin/live/batch/7/change/?_changelist_filters=status%3Dopen",
+             "/admin/games/participant/?verification=refused": "/admin/crowd/participant/?verification=refused",
+             "/admin/games/matchevent/": "/admin/live/matchevent/",
+             "/admin/games/study/add/": "/admin/crowd/study/add/",
+             "/admin/games/": "/admin/"}
+    for old, new in moves.items():
+        r = client.get(old)
+        assert (r.status_code, r["Location"]) == (301, new), old
+    assert client.get("/admin/games/bonusrule/").status_code == 404   # never a games model
+    assert client.get("/admin/games/nosuch/").status_code == 404
+    client.force_login(staff_user("adm-moved", roles=("researcher",)))
+    assert client.get("/admin/games/batch/", follow=True).redirect_chain == [("/admin/live/batch/", 301)]
+    assert client.get("/admin/live/batch/").status_code == 200
