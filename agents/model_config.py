@@ -49,7 +49,6 @@ module is only looked up (``importlib.util.find_spec``); the worker imports it.
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -60,6 +59,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from agents.base import AgentSpec
 from games.registry import GAMES
+from groundtalk_web import env
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_FILE = ROOT / "models" / "models.toml"
@@ -129,7 +129,7 @@ class ModelAgentConfig:
 
 def models_file() -> tuple[Path, bool]:
     """The configuration file's path and whether it was named explicitly (``GT_MODELS_FILE``)."""
-    named = os.environ.get(ENV, "").strip()
+    named = env.load().GT_MODELS_FILE.strip()
     return (Path(named), True) if named else (DEFAULT_FILE, False)
 
 

@@ -31,6 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "settings.md"
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+#: variables read outside this object: by run.sh and docker-compose.yml, and by the game SDK
+SHELL_VARIABLES = frozenset({"PORT", "WORKERS", "GT_DEMO_ADMIN", "GT_WEB_BIND", "GT_NET_SUBNET", "GT_NET_GATEWAY",
+                             "GT_MODEL_FAMILY", "GT_EXTRAS", "GT_GAME_PACKAGES"})
 #: the repository's public keys: refused outside the embedded demo
 PUBLIC_KEYS = frozenset({"", "dev-only-insecure-key-change-me", "change-me"})
 DEMO_SECRET_KEY = "dev-only-insecure-key-change-me"
@@ -307,7 +310,7 @@ class Env(BaseSettings):
             raise ValueError(
                 "FORWARDED_ALLOW_IPS=* lets every client choose its own address (the first X-Forwarded-For entry). "
                 "Set it to the address of the proxy in front of the server (docker-compose: its network's "
-                "gateway, GT_PROXY_ADDRESS; docs/operations.md, Rate limits).")
+                "gateway, GT_NET_GATEWAY; docs/operations.md, Rate limits).")
         if self.GT_RL_BACKEND is None:
             self.GT_RL_BACKEND = "redis" if self.REDIS_URL else "memory"
         elif self.GT_RL_BACKEND == "redis" and not self.REDIS_URL:
@@ -395,7 +398,8 @@ def render_docs() -> str:
         "`SECRET_KEY` and `GT_PSEUDONYM_KEY` are required, different and strong whenever `DATABASE_URL`",
         "or `REDIS_URL` is set (docs/crowd.md, \"Keys\"). run.sh also reads `PORT` (8000), `WORKERS` (1)",
         "and `GT_DEMO_ADMIN` (1); docker-compose.yml `GT_WEB_BIND`, `GT_NET_SUBNET`, `GT_NET_GATEWAY`,",
-        "`GT_MODEL_FAMILY` (docs/operations.md).",
+        "`GT_MODEL_FAMILY` (docs/operations.md); games/registry.py `GT_GAME_PACKAGES` (docs/adding-a-game.md:",
+        "the game SDK imports no platform code, so it reads its one variable itself).",
         "",
         "| variable | accepted | default | what |",
         "| --- | --- | --- | --- |",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 
 import annotated_types
 import pytest
@@ -199,3 +200,12 @@ def test_settings_read_the_environment_only_through_the_object():
     source = inspect.getsource(settings_module)
     assert "os.environ" not in source and "getenv" not in source
     assert settings_module.ENV.__class__ is env.Env
+
+
+def test_the_docs_name_no_variable_that_does_not_exist():
+    """README.md and the operator's pages name only variables of the object (or of run.sh, the
+    compose file and the game SDK): a variable removed from the object leaves the docs too."""
+    known = set(env.Env.model_fields) | env.SHELL_VARIABLES
+    for page in ("README.md", "docs/operations.md", "docs/crowd.md", "docs/settings.md", "docs/agents.md"):
+        named = set(re.findall(r"\b(GT_[A-Z0-9_]+)\b", (env.ROOT / page).read_text()))
+        assert named <= known, (page, named - known)
