@@ -6,6 +6,7 @@ registry line (here the ``GT_GAME_PACKAGES`` hook, since it is no part of the pr
   its game page and play to the end through the real service and socket;
 * a person plays against its rule describer, whose turns a real agent worker takes;
 * ``manage.py export --format shapes-csv`` writes its dataset from the event log;
+* the leak audit (tests/leak_audit.py) finds nothing in what the real server sends each seat;
 * no product module names it (the proof that it needed no platform edit).
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ import csv
 import io
 import subprocess
 import types
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ from crowd.models import Participant
 from games import testing
 from games.registry import GAMES
 from live.models import Batch, Match, MatchEvent, Seat
+from tests import leak_audit
 from tests.platform.stall_client import Person
 
 from .conftest import GAME_ID, PACKAGE
@@ -185,6 +188,26 @@ def test_a_person_plays_against_its_rule_describer_through_a_real_worker(shapes_
     assert match.status == "finished" and match.outcome["played"] == 2
     spoken = MatchEvent.objects.filter(match=match, type="message_sent", actor="describer")
     assert spoken.count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_leak_audit_finds_nothing_through_the_real_server(shapes_server):
+    """Each role random (with illegal moves, bad frames, resumes) against the other's rule agent,
+    every frame and page checked against what the game's hidden.py declares. (The whole contract
+    suite, leak audit included, also runs it when the run is started with
+    ``GT_GAME_PACKAGES=tests.fixtures.shapes_game``.)"""
+    coverage = {role: Counter() for role in ("describer", "guesser")}
+    for random_role in ("describer", "guesser"):
+        result = leak_audit.audit_match(shapes_server, GAME_ID, random_role, seed=1)
+        assert result.finished, f"the audited match with a random {random_role} did not end"
+        assert result.leaks == [], "\n".join(result.leaks[:20])
+        assert result.states_checked > 3
+        for role, log in result.seats.items():
+            coverage[role].update(log.kinds())
+            coverage[role]["end_pages"] += log.end_pages
+    for role, kinds in coverage.items():   # every kind of frame and page was reached
+        assert kinds["joined"] and kinds["events"] and kinds["error"] and kinds["pong"] and kinds["end_pages"], kinds
+        assert kinds["ack"] and kinds["presence"], kinds
 
 
 # ------------------------------------------------------------------------- no platform edit
