@@ -213,7 +213,8 @@ def test_the_leak_audit_finds_nothing_through_the_real_server(shapes_server):
 # ------------------------------------------------------------------------- no platform edit
 def test_no_product_file_names_the_fifth_game():
     """The game needed no platform edit: no file of the product names its id, its package or its
-    agents (git grep over the tracked files of the product's folders, committed or not)."""
+    agents (git grep over the product's folders, untracked files included). "shapes" alone is a
+    common word there (CLEVR's shapes, tensor shapes), so the game's own names are searched."""
     names = [GAME_ID, "shapes_game", "shapes_rule_", "shapes-csv"]
     files = sorted(p.relative_to(PACKAGE_DIR).as_posix() for p in PACKAGE_DIR.rglob("*")
                    if p.is_file() and "__pycache__" not in p.parts)
