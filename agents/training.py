@@ -1,5 +1,5 @@
 """What the neural agents' training commands share (``manage.py train_agent``): the epoch loop and
-the training plot. Each game's ``neural*_train.py`` builds its data, model and loss; this runs them.
+the training plot. Each game's ``neural/*train.py`` builds its data, model and loss; this runs them.
 Imported only by training code (it imports torch); the web process never loads it.
 """
 from __future__ import annotations

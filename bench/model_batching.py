@@ -4,7 +4,7 @@
     .venv/bin/python bench/model_batching.py --matches 2 --duration 3 --out /tmp/x.json   # the smoke size
 
 The model is the neural literal listener from the committed checkpoint
-(``models/colors/colors_neural_listener.pt``, ``games.colors.neural_agents:NeuralLiteralListener``),
+(``models/colors/colors_neural_listener.pt``, ``games.colors.neural.agents:NeuralLiteralListener``),
 declared in a models file of this script's own (``GT_MODELS_FILE``) and served by a real
 ``manage.py model_worker`` process (its own process, CPU torch, on PostgreSQL and Redis). For each
 configuration (``--batch-sizes``: 64 = batching on with ``--wait-ms``; 1 = batching off) the worker is
@@ -71,7 +71,7 @@ def models_toml(batch_size: int, wait_ms: float, threads: int = 1) -> str:
 name = "{AGENT}"
 game_id = "colors_v1"
 role = "listener"
-family = "games.colors.neural_agents:NeuralLiteralListener"
+family = "games.colors.neural.agents:NeuralLiteralListener"
 family_key = "{FAMILY_KEY}"
 checkpoint = "{CHECKPOINT}"
 device = "cpu"
@@ -353,7 +353,7 @@ def model_only(sizes: list[int], repeats: int) -> list[dict]:
     (what batching can save at best, before any queue or database)."""
     import torch
 
-    from games.colors.neural_agents import NeuralLiteralListener
+    from games.colors.neural.agents import NeuralLiteralListener
 
     model = NeuralLiteralListener.load(str(CHECKPOINT), "cpu")
     base = NeuralLiteralListener.warmup_view()

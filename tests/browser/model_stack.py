@@ -139,7 +139,7 @@ def train_small_alice(folder: Path) -> Path:
     trained on one torch thread by the project's own training on its generated dialogs."""
     import torch
 
-    from games.guesswhich import neural_train
+    from games.guesswhich.neural import train as neural_train
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -1,5 +1,5 @@
 """A person (the Teller) plays CoDraw in headless Chromium at 1366x768 against the neural Drawer
-(games/codraw/neural_agents.py ``NeuralDrawer``) from the committed checkpoint
+(games/codraw/neural/agents.py ``NeuralDrawer``) from the committed checkpoint
 (models/codraw/codraw_neural_drawer.pt), served by a real ``manage.py model_worker`` process
 (tests/browser/model_stack.py): the batch is entered through the lobby with a signed lab link;
 each round the person types a description of one piece of the scene shown to them (what the rule
@@ -40,7 +40,7 @@ ENTRY = f"""
 name = "codraw_neural_drawer"
 game_id = "codraw_v1"
 role = "drawer"
-family = "games.codraw.neural_agents:NeuralDrawer"
+family = "games.codraw.neural.agents:NeuralDrawer"
 family_key = "{FAMILY}"
 checkpoint = "{CHECKPOINT}"
 device = "cpu"
@@ -119,4 +119,4 @@ def test_a_person_describes_a_scene_to_the_neural_drawer_served_by_a_model_worke
     seat = Seat.objects.get(match=match, role="drawer")
     assert seat.agent_name == "codraw_neural_drawer"
     assert seat.agent_model["checkpoint_sha256"] == sha and seat.agent_model["version"] == "drawer-browser"
-    assert seat.agent_model["family"] == "games.codraw.neural_agents:NeuralDrawer"
+    assert seat.agent_model["family"] == "games.codraw.neural.agents:NeuralDrawer"

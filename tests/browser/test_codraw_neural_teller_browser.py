@@ -1,5 +1,5 @@
 """A person (the Drawer) plays CoDraw in headless Chromium at 1366x768 against the neural Teller
-(games/codraw/neural_agents.py ``NeuralTeller``) from the committed checkpoint
+(games/codraw/neural/agents.py ``NeuralTeller``) from the committed checkpoint
 (models/codraw/codraw_neural_teller.pt), served by a real ``manage.py model_worker`` process
 (the structure of test_neural_agent_browser.py): the batch is entered through the lobby with a
 signed lab link; each round the person reads the model's message, drags the piece it describes
@@ -41,7 +41,7 @@ ENTRY = f"""
 name = "codraw_neural_teller"
 game_id = "codraw_v1"
 role = "teller"
-family = "games.codraw.neural_agents:NeuralTeller"
+family = "games.codraw.neural.agents:NeuralTeller"
 family_key = "{FAMILY}"
 checkpoint = "{CHECKPOINT}"
 device = "cpu"
@@ -133,4 +133,4 @@ def test_a_person_draws_what_the_neural_teller_served_by_a_model_worker_describe
     seat = Seat.objects.get(match=match, role="teller")
     assert seat.agent_name == "codraw_neural_teller"
     assert seat.agent_model["checkpoint_sha256"] == sha and seat.agent_model["version"] == "teller-browser"
-    assert seat.agent_model["family"] == "games.codraw.neural_agents:NeuralTeller"
+    assert seat.agent_model["family"] == "games.codraw.neural.agents:NeuralTeller"

@@ -1,7 +1,7 @@
 """A person (the questioner) plays GuessWhich in headless Chromium at 1366x768 against the neural
-ALICE (games/guesswhich/neural_agents.py ``NeuralAliceAgent``) served by a real ``manage.py
+ALICE (games/guesswhich/neural/agents.py ``NeuralAliceAgent``) served by a real ``manage.py
 model_worker`` process (tests/browser/model_stack.py). Its checkpoint is not in git: a small one is
-trained here with the project's own training (games/guesswhich/neural_train.py). The batch is
+trained here with the project's own training (games/guesswhich/neural/train.py). The batch is
 entered through the lobby with a signed lab link; each round the person asks a question, reads
 the model's answer in the chat and picks a best guess; then finds the secret image and rates the
 answers. Every answer comes from the model (the worker's timing log, no fallback) and is one of
@@ -13,8 +13,8 @@ import hashlib
 
 import pytest
 
-from games.guesswhich.neural import load_checkpoint
-from games.guesswhich.neural_agents import ANSWER_MAX
+from games.guesswhich.neural.model import load_checkpoint
+from games.guesswhich.neural.agents import ANSWER_MAX
 from games.guesswhich.rules import C as GW
 from live.models import Batch, Match, MatchEvent, Seat
 
@@ -42,7 +42,7 @@ def alice_checkpoint(tmp_path_factory):
 @pytest.fixture
 def alice_stack(tmp_path, monkeypatch, alice_checkpoint):
     entry = agent_entry(name="guesswhich_neural_alice", game_id="guesswhich_v1", role="answerer",
-                        family="games.guesswhich.neural_agents:NeuralAliceAgent", family_key=FAMILY,
+                        family="games.guesswhich.neural.agents:NeuralAliceAgent", family_key=FAMILY,
                         checkpoint=alice_checkpoint, fallback="alice_exact", version="alice-browser")
     with model_worker_stack(tmp_path, monkeypatch, entry=entry, family=FAMILY, label="guesswhich-alice") as stack:
         yield stack
@@ -102,4 +102,4 @@ def test_a_person_plays_guesswhich_with_the_neural_alice_served_by_a_model_worke
     seat = Seat.objects.get(match=match, role="answerer")
     assert seat.agent_name == "guesswhich_neural_alice"
     assert seat.agent_model["checkpoint_sha256"] == sha and seat.agent_model["version"] == "alice-browser"
-    assert seat.agent_model["family"] == "games.guesswhich.neural_agents:NeuralAliceAgent"
+    assert seat.agent_model["family"] == "games.guesswhich.neural.agents:NeuralAliceAgent"

@@ -1,7 +1,7 @@
 """A person (the answerer) plays GuessWhich in headless Chromium at 1366x768 against the neural
-QBot (games/guesswhich/neural_qbot.py ``NeuralQBot``) served by a real ``manage.py model_worker``
+QBot (games/guesswhich/neural/qbot.py ``NeuralQBot``) served by a real ``manage.py model_worker``
 process (tests/browser/model_stack.py). Its answer model is a neural ALICE checkpoint, not in git:
-a small one is trained here with the project's own training (games/guesswhich/neural_train.py).
+a small one is trained here with the project's own training (games/guesswhich/neural/train.py).
 The batch is entered through the lobby with a signed lab link; each round the person reads the
 model's question on the page and answers it truthfully about the secret image (what the exact
 ALICE says of its scene); the model then guesses its way to the secret and skips the feedback.
@@ -25,7 +25,7 @@ from tests.browser.sync import wait_painted, wait_synced
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
 FAMILY_KEY = "guesswhich_neural_qbot_browser"
-FAMILY = "games.guesswhich.neural_qbot:NeuralQBot"
+FAMILY = "games.guesswhich.neural.qbot:NeuralQBot"
 ROUNDS = 3
 
 # The person's turn has come once the page shows the k-th question as pending with the box enabled.

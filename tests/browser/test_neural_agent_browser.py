@@ -1,5 +1,5 @@
 """A person (the speaker) plays the colors game in headless Chromium at 1366x768 against the neural
-literal listener (games/colors/neural_agents.py) from the committed checkpoint
+literal listener (games/colors/neural/agents.py) from the committed checkpoint
 (models/colors/colors_neural_listener.pt), served by a real ``manage.py model_worker`` process
 (issue 13): the batch is entered through the lobby with a signed lab link, the person types a
 description each round, and every click of the listener comes from the model: the worker's timing
@@ -29,7 +29,7 @@ ENTRY = f"""
 name = "colors_neural_listener"
 game_id = "colors_v1"
 role = "listener"
-family = "games.colors.neural_agents:NeuralLiteralListener"
+family = "games.colors.neural.agents:NeuralLiteralListener"
 family_key = "colors_neural_l0_browser"
 checkpoint = "{CHECKPOINT}"
 device = "cpu"
@@ -95,4 +95,4 @@ def test_a_person_plays_the_neural_listener_served_by_a_model_worker(neural_stac
     seat = Seat.objects.get(match=match, role="listener")
     assert seat.agent_name == "colors_neural_listener"
     assert seat.agent_model["checkpoint_sha256"] == sha and seat.agent_model["version"] == "l0-browser"
-    assert seat.agent_model["family"] == "games.colors.neural_agents:NeuralLiteralListener"
+    assert seat.agent_model["family"] == "games.colors.neural.agents:NeuralLiteralListener"

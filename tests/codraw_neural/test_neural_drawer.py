@@ -12,11 +12,15 @@ import torch
 
 from games.codraw import content as codraw_content
 from games.codraw import language as lang
-from games.codraw import neural_data, neural_eval, neural_train, rules
+from games.codraw import rules
+from games.codraw.neural import data as neural_data
+from games.codraw.neural import eval as neural_eval
+from games.codraw.neural import drawer_train as neural_train
 from games.codraw.actions import SCHEMA
 from games.codraw.agents import RuleTeller, generated_dialogs
-from games.codraw.neural import load_checkpoint, tokenize
-from games.codraw.neural_agents import NeuralDrawer
+from games.codraw.neural.model import load_checkpoint
+from games.codraw.neural.vocab import tokenize
+from games.codraw.neural.agents import NeuralDrawer
 
 from ..conftest import ROOT
 

@@ -12,12 +12,15 @@ import torch
 
 from games.codraw import content as codraw_content
 from games.codraw import language as lang
-from games.codraw import neural_data, neural_eval, neural_teller_train, rules
+from games.codraw import rules
+from games.codraw.neural import data as neural_data
+from games.codraw.neural import eval as neural_eval
+from games.codraw.neural import teller_train as neural_teller_train
 from games.codraw.actions import SCHEMA
 from games.codraw.agents import RuleDrawer, play
-from games.codraw.neural import load_checkpoint
-from games.codraw.neural_agents import MAX_MESSAGES_PER_PIECE, NeuralTeller
-from games.codraw.neural_teller import detokenize, words
+from games.codraw.neural.model import load_checkpoint
+from games.codraw.neural.agents import MAX_MESSAGES_PER_PIECE, NeuralTeller
+from games.codraw.neural.teller_model import detokenize, words
 
 from ..conftest import ROOT
 

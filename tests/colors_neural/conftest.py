@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from games.colors import neural_train
+from games.colors.neural import train as neural_train
 
 TINY = {"examples": 900, "epochs": 4, "seed": 3, "hidden": 32, "embed": 16, "val_examples": 300,
         "progress": False}

@@ -6,7 +6,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from games.colors import neural
+from games.colors.neural import model as neural
 
 
 def test_train_agent_writes_checkpoint_plot_and_hashes(tmp_path):

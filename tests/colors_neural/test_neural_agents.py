@@ -7,8 +7,11 @@ import pytest
 import torch
 
 from agents.checkpoints import file_sha256
-from games.colors import content, neural, neural_data, neural_train, rules
-from games.colors.neural_agents import NeuralLiteralListener, NeuralPragmaticListener, NeuralSpeaker
+from games.colors import content, rules
+from games.colors.neural import model as neural
+from games.colors.neural import data as neural_data
+from games.colors.neural import train as neural_train
+from games.colors.neural.agents import NeuralLiteralListener, NeuralPragmaticListener, NeuralSpeaker
 
 CHANCE = 1 / 3
 

@@ -11,10 +11,12 @@ import torch
 from clevr.alice import make_alice
 from clevr.qbot import QBot
 from games.guesswhich import content as gw_content
-from games.guesswhich import neural_data, neural_train, rules
+from games.guesswhich import rules
+from games.guesswhich.neural import data as neural_data
+from games.guesswhich.neural import train as neural_train
 from games.guesswhich.actions import SCHEMA
-from games.guesswhich.neural import load_checkpoint
-from games.guesswhich.neural_agents import NeuralAliceAgent
+from games.guesswhich.neural.model import load_checkpoint
+from games.guesswhich.neural.agents import NeuralAliceAgent
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The cooperative fine-tune of the neural ALICE and the neural QBot (games/guesswhich/neural_coop.py):
+"""The cooperative fine-tune of the neural ALICE and the neural QBot (games/guesswhich/neural/coop.py):
 the pool scoring it uses is the network's own forward pass, its policy gradient pushes ALICE
 towards the answers that helped the QBot, the QBot's loss trains, and a short fine-tune from a
 small supervised checkpoint gives two checkpoints that the served families load and that play
@@ -15,10 +15,12 @@ from django.core.management.base import CommandError
 
 from clevr.alice import make_alice
 from games.guesswhich import content as gw_content
-from games.guesswhich import neural_coop, neural_eval, neural_train
-from games.guesswhich.neural import encode_batch, load_checkpoint, pool_log_probs, pool_tensors
-from games.guesswhich.neural_agents import NeuralAliceAgent
-from games.guesswhich.neural_qbot import NeuralQBot
+from games.guesswhich.neural import coop as neural_coop
+from games.guesswhich.neural import eval as neural_eval
+from games.guesswhich.neural import train as neural_train
+from games.guesswhich.neural.model import encode_batch, load_checkpoint, pool_log_probs, pool_tensors
+from games.guesswhich.neural.agents import NeuralAliceAgent
+from games.guesswhich.neural.qbot import NeuralQBot
 
 
 @pytest.fixture(scope="module")

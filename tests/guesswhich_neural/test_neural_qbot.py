@@ -1,4 +1,4 @@
-"""The neural QBot (games/guesswhich/neural_qbot.py): a questioner whose belief over the pool and
+"""The neural QBot (games/guesswhich/neural/qbot.py): a questioner whose belief over the pool and
 whose questions come from a learned answer model (the neural ALICE network, trained here on a
 small generated set). It finds the secret better than chance with the grounded ALICE answering,
 makes ONE forward call for a batch of views, and gives only actions the rules accept."""
@@ -9,8 +9,10 @@ import torch
 
 from clevr.alice import make_alice
 from games.guesswhich import content as gw_content
-from games.guesswhich import neural_eval, neural_train, rules
-from games.guesswhich.neural_qbot import NeuralQBot
+from games.guesswhich import rules
+from games.guesswhich.neural import eval as neural_eval
+from games.guesswhich.neural import train as neural_train
+from games.guesswhich.neural.qbot import NeuralQBot
 
 POOL = 20
 CHANCE_RANK = (POOL + 1) / 2   # the secret's expected place in a random order of the pool

@@ -12,7 +12,7 @@ import pytest
 import torch
 from django.core.management import call_command
 
-from games.guesswhich import neural_train
+from games.guesswhich.neural import train as neural_train
 from live.models import Match, Seat
 from tests.models.conftest import reset_registry
 
@@ -39,7 +39,7 @@ def declared(tmp_path, monkeypatch, checkpoint):
         name = "guesswhich_neural_alice"
         game_id = "guesswhich_v1"
         role = "answerer"
-        family = "games.guesswhich.neural_agents:NeuralAliceAgent"
+        family = "games.guesswhich.neural.agents:NeuralAliceAgent"
         family_key = "guesswhich_neural_alice"
         checkpoint = "{checkpoint}"
         timeout_s = 30
@@ -50,7 +50,7 @@ def declared(tmp_path, monkeypatch, checkpoint):
         name = "guesswhich_neural_qbot"
         game_id = "guesswhich_v1"
         role = "questioner"
-        family = "games.guesswhich.neural_qbot:NeuralQBot"
+        family = "games.guesswhich.neural.qbot:NeuralQBot"
         family_key = "guesswhich_neural_qbot"
         checkpoint = "{checkpoint}"
         timeout_s = 30

@@ -165,13 +165,13 @@ def test_a_missing_checkpoint_is_a_start_up_error(models_file, tmp_path):
 
 
 def test_the_neural_color_listener_serves_through_the_worker(models_file, tmp_path):
-    """The project's own neural literal listener (games/colors/neural_agents.py, issue 13 item 5),
+    """The project's own neural literal listener (games/colors/neural/agents.py, issue 13 item 5),
     trained tiny here, named only in the models file: warm-up, one batch for three matches."""
     if settings.GT_AGENT_MODE != "celery":
         pytest.skip("needs REDIS_URL and DATABASE_URL (the full stack)")
     import torch
 
-    from games.colors import neural_train
+    from games.colors.neural import train as neural_train
 
     torch.set_num_threads(1)
     checkpoint = tmp_path / "listener.pt"
@@ -179,7 +179,7 @@ def test_the_neural_color_listener_serves_through_the_worker(models_file, tmp_pa
                        val_examples=100, progress=False).save(checkpoint)
     path = models_file(torch_entry(checkpoint, name="neural_listener", family_key="neural")
                        .replace("tests.models.tiny_family:TinyColorsListener",
-                                "games.colors.neural_agents:NeuralLiteralListener")
+                                "games.colors.neural.agents:NeuralLiteralListener")
                        .replace("batch_size = 8", "batch_size = 3").replace("wait_ms = 5", "wait_ms = 10000"))
     from groundtalk_web.celery import app
 

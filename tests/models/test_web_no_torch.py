@@ -1,6 +1,7 @@
 """The web process never imports torch, even with torch model agents configured: the ASGI app,
 every URL's view, the registry with the models file, a seat's record, the watchdog and the
-embedded mode's dispatch (which leaves a torch agent's turn to a model worker or the fallback)."""
+embedded mode's dispatch (which leaves a torch agent's turn to a model worker or the fallback).
+Nor any module of a game's worker-only ``neural`` package."""
 from __future__ import annotations
 
 import subprocess
@@ -30,6 +31,7 @@ wake_agents(match_id=uuid.uuid4(), seq=1, roles=["listener"], agent_seats={"list
 from agents import liveness
 assert liveness.dead_queues(["model.tiny"]) == ["model.tiny"]   # embedded: no model worker
 print("torch imported:", "torch" in sys.modules)
+print("neural modules:", sorted(m for m in sys.modules if m.startswith("games.") and ".neural" in m))
 """
 
 
@@ -41,3 +43,4 @@ def test_the_web_process_does_not_import_torch(tmp_path):
     done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     assert "torch imported: False" in done.stdout
+    assert "neural modules: []" in done.stdout           # games/<game>/neural/ is worker-only

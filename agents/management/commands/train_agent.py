@@ -10,9 +10,9 @@
 
 Unset options take the kind's recipe (``RECIPES``: what the committed checkpoints were trained with).
 
-Writes the checkpoint (state dict + vocabulary + config + version, see games/colors/neural.py),
+Writes the checkpoint (state dict + vocabulary + config + version, see games/colors/neural/model.py),
 a loss / held-out accuracy plot next to it (same name, ``.png``), and prints the file's sha256
-and the weights' sha256 (games/colors/neural.py weights_sha256).
+and the weights' sha256 (games/colors/neural/model.py weights_sha256).
 """
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ KINDS = ("colors_neural_listener", "colors_neural_speaker", "guesswhich_neural_a
 RECIPES = {
     "colors_neural_listener": {"examples": 12000, "epochs": 8, "hidden": 48, "embed": 32, "lr": 3e-3},
     "colors_neural_speaker": {"examples": 12000, "epochs": 8, "hidden": 64, "embed": 32, "lr": 3e-3},
-    # GuessWhich neural ALICE (games/guesswhich/neural*.py, docs/games/guesswhich_neural.md)
+    # GuessWhich neural ALICE (games/guesswhich/neural/, docs/games/guesswhich_neural.md)
     "guesswhich_neural_alice": {"dialogs": 1200, "epochs": 6, "hidden": 64, "embed": 32, "lr": 3e-3},
-    # cooperative fine-tune of ALICE and the QBot's answer model from the supervised ALICE (games/guesswhich/neural_coop.py)
+    # cooperative fine-tune of ALICE and the QBot's answer model from the supervised ALICE (games/guesswhich/neural/coop.py)
     "guesswhich_coop": {"games": 512, "epochs": 15, "lr": 1e-3, "batch_size": 32, "anchor": 0.2},
-    # CoDraw neural Drawer (games/codraw/neural*.py, docs/games/codraw_neural.md)
+    # CoDraw neural Drawer (games/codraw/neural/, docs/games/codraw_neural.md)
     "codraw_neural_drawer": {"dialogs": 300, "epochs": 12, "hidden": 64, "embed": 32, "lr": 5e-3},
-    # CoDraw neural Teller (games/codraw/neural_teller*.py), training half b (crosstalk with the Drawer's a)
+    # CoDraw neural Teller (games/codraw/neural/teller_model.py, teller_train.py), training half b (crosstalk with the Drawer's a)
     "codraw_neural_teller": {"dialogs": 300, "epochs": 15, "hidden": 80, "embed": 32, "lr": 5e-3},
 }
 
@@ -69,7 +69,7 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         import torch
 
-        from games.colors.neural_train import plot_history, train
+        from games.colors.neural.train import plot_history, train
 
         for key, value in {"batch_size": 64, **RECIPES[opts["kind"]]}.items():
             if opts.get(key) is None:
@@ -77,15 +77,15 @@ class Command(BaseCommand):
         if opts["batch_size"] < 1 or not opts["lr"] > 0:
             raise CommandError("Need --batch-size >= 1 and --lr > 0.")
         if opts["kind"] == "guesswhich_neural_alice":
-            from games.guesswhich.neural_train import plot_history, train as train_alice
+            from games.guesswhich.neural.train import plot_history, train as train_alice
 
             if opts["dialogs"] < 2 or opts["epochs"] < 1:
                 raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
             train = lambda kind, *, examples, **kw: train_alice(dialogs=opts["dialogs"], **kw)  # noqa: E731
         elif opts["kind"] == "guesswhich_coop":
-            from games.guesswhich.neural_coop import train as train_coop
-            from games.guesswhich.neural import load_checkpoint
-            from games.guesswhich.neural_coop import plot_history
+            from games.guesswhich.neural.coop import train as train_coop
+            from games.guesswhich.neural.model import load_checkpoint
+            from games.guesswhich.neural.coop import plot_history
 
             if not Path(opts["base"]).is_file():
                 raise CommandError(f"No supervised checkpoint at {opts['base']}; train one first with "
@@ -102,13 +102,13 @@ class Command(BaseCommand):
                 base=opts["base"], games=opts["games"], pool_size=opts["pool_size"], rounds=opts["rounds"],
                 anchor=opts["anchor"], **kw)
         elif opts["kind"] == "codraw_neural_drawer":
-            from games.codraw.neural_train import plot_history, train as train_drawer
+            from games.codraw.neural.drawer_train import plot_history, train as train_drawer
 
             if opts["dialogs"] < 2 or opts["epochs"] < 1:
                 raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
             train = lambda kind, *, examples, **kw: train_drawer(kind, examples=opts["dialogs"], **kw)  # noqa: E731
         elif opts["kind"] == "codraw_neural_teller":
-            from games.codraw.neural_teller_train import plot_history, train as train_teller
+            from games.codraw.neural.teller_train import plot_history, train as train_teller
 
             if opts["dialogs"] < 2 or opts["epochs"] < 1:
                 raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")

@@ -1,4 +1,4 @@
-"""The CoDraw paper's Table 1 for the neural agents (games/codraw/neural_eval.py ``table1``).
+"""The CoDraw paper's Table 1 for the neural agents (games/codraw/neural/eval.py ``table1``).
 
     python manage.py codraw_neural_eval [--drawer models/codraw/codraw_neural_drawer.pt \
         --teller models/codraw/codraw_neural_teller.pt --same-half-teller PATH --scenes 100 \
@@ -46,10 +46,11 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         import torch
 
-        from games.codraw import neural_data, neural_eval
+        from games.codraw.neural import data as neural_data
+        from games.codraw.neural import eval as neural_eval
         from games.codraw.agents import NearestNeighbourDrawer, NearestNeighbourTeller, RuleDrawer, RuleTeller
-        from games.codraw.neural_agents import NeuralDrawer, NeuralTeller
-        from games.codraw.neural_eval import SCRIPT, Pair
+        from games.codraw.neural.agents import NeuralDrawer, NeuralTeller
+        from games.codraw.neural.eval import SCRIPT, Pair
 
         if opts["scenes"] < 1:
             raise CommandError("Need --scenes >= 1.")
@@ -116,8 +117,8 @@ class Command(BaseCommand):
 
 def training_seeds(path: str) -> tuple[str, range]:
     """(training half, scene seeds) of a neural CoDraw checkpoint (its training record)."""
-    from games.codraw import neural_data
-    from games.codraw.neural import load_checkpoint
+    from games.codraw.neural import data as neural_data
+    from games.codraw.neural.model import load_checkpoint
 
     training = load_checkpoint(path).meta.get("training", {})
     half = training.get("half", "a")                # the first Drawer checkpoints predate halves: a

@@ -4,7 +4,7 @@
         --listener models/colors/colors_neural_listener.pt --speaker models/colors/colors_neural_speaker.pt \
         --write-docs
 
-Prints a Markdown table per setting (games/colors/neural_eval.py); ``--write-docs`` puts it
+Prints a Markdown table per setting (games/colors/neural/eval.py); ``--write-docs`` puts it
 between the results markers of docs/games/colors_neural.md and the plot at ``--plot``.
 """
 from __future__ import annotations
@@ -31,8 +31,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         from games.colors import agents as rule_agents
-        from games.colors import neural_eval
-        from games.colors.neural_agents import NeuralLiteralListener, NeuralPragmaticListener, NeuralSpeaker
+        from games.colors.neural import eval as neural_eval
+        from games.colors.neural.agents import NeuralLiteralListener, NeuralPragmaticListener, NeuralSpeaker
 
         for key in ("listener", "speaker"):
             if not Path(opts[key]).is_file():

@@ -1,4 +1,4 @@
-"""The neural ALICE beside the grounded ALICE (games/guesswhich/neural_eval.py).
+"""The neural ALICE beside the grounded ALICE (games/guesswhich/neural/eval.py).
 
     python manage.py guesswhich_neural_eval --alice models/guesswhich/guesswhich_neural_alice.pt \
         --dialogs 100 --games 30 --write-docs
@@ -49,10 +49,10 @@ class Command(BaseCommand):
         import torch
 
         from clevr.alice import make_alice
-        from games.guesswhich import neural_eval
+        from games.guesswhich.neural import eval as neural_eval
         from clevr.qbot import QBot
-        from games.guesswhich.neural_agents import NeuralAliceAgent
-        from games.guesswhich.neural_qbot import NeuralQBot
+        from games.guesswhich.neural.agents import NeuralAliceAgent
+        from games.guesswhich.neural.qbot import NeuralQBot
 
         if not Path(opts["alice"]).is_file():
             raise CommandError(f"No checkpoint at {opts['alice']}; train one with "
@@ -128,8 +128,8 @@ class Command(BaseCommand):
 
     def load_cooperative(self, opts, supervised):
         """The fine-tuned ALICE and QBot, refused (CommandError) unless ALICE is a cooperative fine-tune."""
-        from games.guesswhich.neural_agents import NeuralAliceAgent
-        from games.guesswhich.neural_qbot import NeuralQBot
+        from games.guesswhich.neural.agents import NeuralAliceAgent
+        from games.guesswhich.neural.qbot import NeuralQBot
 
         try:
             alice = NeuralAliceAgent.load(opts["coop_alice"], opts["device"])
@@ -147,7 +147,7 @@ class Command(BaseCommand):
     def cooperative(self, opts, supervised, sl_qbot, coop, trained, supervised_agreement: dict) -> dict:
         """The supervised and the fine-tuned pairs on the same pools, and ALICE's drift."""
         from clevr.qbot import QBot
-        from games.guesswhich import neural_eval
+        from games.guesswhich.neural import eval as neural_eval
 
         alice, qbot = coop
         training = alice.meta["training"]["cooperative"]

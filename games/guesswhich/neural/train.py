@@ -17,9 +17,9 @@ from torch import nn
 from agents.training import Panel, run_epochs
 from agents.training import plot_history as plot
 from clevr.alice import CANT_TELL
-from games.colors.neural import Vocabulary
-from games.guesswhich import neural_data
-from games.guesswhich.neural import (Config, NeuralAlice, answer_vocabulary, encode_batch, history_text,
+from games.colors.neural.model import Vocabulary
+from games.guesswhich.neural import data as neural_data
+from games.guesswhich.neural.model import (Config, NeuralAlice, answer_vocabulary, encode_batch, history_text,
                                      save_checkpoint)
 
 

@@ -1,7 +1,7 @@
 """The neural CoDraw Drawer and Teller (``codraw_v1``) as model-agent families (docs/agents.md, "Model agents").
 
 ``NeuralDrawer.load(checkpoint, device)`` reads a ``codraw_neural_drawer`` checkpoint of
-``manage.py train_agent codraw_neural_drawer`` (games/codraw/neural.py); ``act_batch(views)``
+``manage.py train_agent codraw_neural_drawer`` (games/codraw/neural/model.py); ``act_batch(views)``
 answers a list of Drawer views (``rules.view_for(state, "drawer")``) with ONE forward call for all
 the views whose turn it is (``None`` for the others); ``act(view) = act_batch([view])[0]``;
 ``warmup()`` runs one forward pass on a made-up view.
@@ -12,11 +12,11 @@ subtype for Mike and Jenny). If the piece is not on the canvas it is placed; if 
 elsewhere (more than ``TOLERANCE_PX`` off, or another depth, flip or subtype) it is updated;
 otherwise the Drawer replies (``ok, drew the oak tree``), which ends its turn. The choice reads only
 the message and a piece's predicted place never reads that piece's own slot of the canvas
-(neural.py), so drawing it changes neither: a turn is at most one canvas action and the reply.
+(model.py), so drawing it changes neither: a turn is at most one canvas action and the reply.
 It never removes pieces.
 
 ``NeuralTeller.load(checkpoint, device)`` reads a ``codraw_neural_teller`` checkpoint of ``manage.py
-train_agent codraw_neural_teller`` (games/codraw/neural_teller.py); ``act_batch(views)`` answers
+train_agent codraw_neural_teller`` (games/codraw/neural/teller_model.py); ``act_batch(views)`` answers
 Teller views (``rules.view_for(state, "teller")``) with ONE forward call for all the views whose
 turn it is: from the target and the Teller's own earlier messages, the model picks the next piece
 (or stop) and generates its description (greedy); a message it already sent is not sent again
@@ -34,8 +34,8 @@ import torch
 
 from games.codraw import clipart as ca
 from games.codraw import rules
-from games.codraw.neural import canvas_features, load_checkpoint, pad_batch
-from games.codraw.neural_teller import EOS_ID, detokenize, encode_words, history_tensors, scene_tensors
+from games.codraw.neural.model import canvas_features, load_checkpoint, pad_batch
+from games.codraw.neural.teller_model import EOS_ID, detokenize, encode_words, history_tensors, scene_tensors
 
 GAME_ID = rules.GAME_ID
 TOLERANCE_PX = 12

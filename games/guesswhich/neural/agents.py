@@ -1,6 +1,6 @@
 """The neural ALICE as a model-agent family (GuessWhich ``guesswhich_v1`` and visual-dialog chat answerer).
 
-The model-agent contract (as games/colors/neural_agents.py, served by ``manage.py model_worker``):
+The model-agent contract (as games/colors/neural/agents.py, served by ``manage.py model_worker``):
 ``NeuralAlice.load(checkpoint, device, **options)``; ``act_batch(views)`` answers every view whose
 turn it is (``expects == "answer"``) with ONE forward call of ``self.module``; ``None`` for the
 others; ``act(view) = act_batch([view])[0]``; ``warmup()``; ``checkpoint_sha256``,
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from games.guesswhich.neural import KIND, encode_batch, load_checkpoint
+from games.guesswhich.neural.model import KIND, encode_batch, load_checkpoint
 
 ANSWER_MAX = 200
 

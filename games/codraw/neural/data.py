@@ -16,7 +16,7 @@ Clip-art names are not changed, and each synonym reads as the same place to the 
 (the meaning stays the rule Drawer's reading).
 
 Scene seeds: the split's range (``SEED_RANGES``) plus an offset; training, validation and the
-evaluation scenes (neural_eval.py) come from disjoint ranges (crosstalk-style: nothing evaluated
+evaluation scenes (eval.py) come from disjoint ranges (crosstalk-style: nothing evaluated
 was seen in training). Training has two disjoint halves (``HALVES``: ``a`` = ``train``, the
 Drawer's by default; ``b`` = ``train_b``, the Teller's by default), so that a Teller and a Drawer
 trained apart can be paired across halves as the paper's crosstalk protocol does.

@@ -11,7 +11,7 @@ listener view, and the click's correctness read from the rules' outcome. Setting
 * ``training phrasing``: new contexts described with the training templates (for comparison).
 
 Listeners: the rule literal L0 and RSA L1 of :mod:`games.colors.agents`, the neural L0 and the
-neural L2 (blended, :class:`games.colors.neural.PragmaticListener`), and the random baseline.
+neural L2 (blended, :class:`games.colors.neural.model.PragmaticListener`), and the random baseline.
 Intervals are Wilson 95 % intervals per proportion (as on the research monitor).
 """
 from __future__ import annotations
@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from scipy import stats
 
 from games.colors import agents as rule_agents
-from games.colors import content, neural_data, rules
+from games.colors import content, rules
+from games.colors.neural import data as neural_data
 
 CONDITIONS = rules.CONDITIONS
 SHORT = {"lexicon speaker": "lexicon\nspeaker", "neural speaker": "neural\nspeaker",

@@ -21,8 +21,9 @@ from agents.training import Panel, run_epochs
 from agents.training import plot_history as plot_history_png
 
 from games.codraw import clipart as ca
-from games.codraw import neural_data
-from games.codraw.neural import Config, Vocabulary, build_model, canvas_features, pad_batch, save_checkpoint
+from games.codraw.neural import data as neural_data
+from games.codraw.neural.model import Config, build_model, canvas_features, pad_batch, save_checkpoint
+from games.codraw.neural.vocab import Vocabulary
 
 KIND = "codraw_neural_drawer"
 XY_WEIGHT = 5.0

@@ -22,8 +22,8 @@ from torch import nn
 from agents.training import Panel, run_epochs
 from agents.training import plot_history as plot_history_png
 
-from games.colors import neural_data
-from games.colors.neural import (BOS, EOS, SPECIALS, UNK, Config, LiteralListener, Speaker, Vocabulary,
+from games.colors.neural import data as neural_data
+from games.colors.neural.model import (BOS, EOS, SPECIALS, UNK, Config, LiteralListener, Speaker, Vocabulary,
                                  build_model, ids_to_lists, pad_batch, save_checkpoint)
 
 

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 from games.codraw import clipart as ca
 from games.codraw import content as codraw_content
-from games.codraw import neural_data, rules
+from games.codraw import rules
+from games.codraw.neural import data as neural_data
 from games.codraw.agents import RuleDrawer, RuleTeller, ScriptTeller, my_turn, play, score_interval
 
 WORDINGS = ("template", "paraphrased")

@@ -18,8 +18,9 @@ from scipy.stats import binomtest
 from clevr.metrics import compare_versions, summarize_ranks
 from clevr.qbot import QBot
 from games.guesswhich import content as gw_content
-from games.guesswhich import neural_data, rules
-from games.guesswhich.neural_train import predict
+from games.guesswhich import rules
+from games.guesswhich.neural import data as neural_data
+from games.guesswhich.neural.train import predict
 
 
 def wilson(hits: int, n: int) -> list[float]:
@@ -123,7 +124,7 @@ def cooperative_markdown(coop: dict, report: dict) -> str:
     """The cooperative fine-tune's table: each pair's mean rank and MRR, each fine-tuned pair
     tested against its supervised counterpart, and ALICE's agreement with the grounded ALICE."""
     args = coop["training"]
-    lines = [f"Cooperative fine-tune (games/guesswhich/neural_coop.py: {args['epochs']} epochs over "
+    lines = [f"Cooperative fine-tune (games/guesswhich/neural/coop.py: {args['epochs']} epochs over "
              f"{args['games']} generated games, pool of {args['pool_size']}, {args['rounds']} rounds, anchor "
              f"{args['anchor']}), evaluated on the pools above ({report['rounds']} rounds, {report['n_games']} games; "
              "the fine-tune's games are other scenes).", "",

@@ -4,7 +4,7 @@ In the spirit of the GuessWhich paper's supervised ALICE (Chattopadhyay et al. 2
 Das et al.'s visual-dialog answerer with a late-fusion encoder), sized to train in a couple of
 minutes on one CPU thread, reading CLEVR scene graphs instead of images:
 
-* question encoder: word embeddings (a :class:`games.colors.neural.Vocabulary` built from the
+* question encoder: word embeddings (a :class:`games.colors.neural.model.Vocabulary` built from the
   training questions, fuzzy reading of misspelt words, ``<unk>`` otherwise) and a bidirectional GRU;
 * dialog history: the last :data:`HISTORY_ROUNDS` question/answer pairs (and the caption) as one
   token sequence ``caption | q1 a1 | q2 a2 ...`` through a second bidirectional GRU;
@@ -33,7 +33,7 @@ from torch.nn.utils.rnn import pack_padded_sequence
 from agents.checkpoints import load_model, write_checkpoint
 from clevr.alice import CANT_TELL
 from clevr.captions import COLORS, MATERIALS, SHAPES, SIZES
-from games.colors.neural import Vocabulary, pad_batch
+from games.colors.neural.model import Vocabulary, pad_batch
 
 FORMAT = "groundtalk.guesswhich_neural"
 VERSION = 1

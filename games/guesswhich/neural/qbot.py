@@ -1,6 +1,6 @@
 """A neural QBot for GuessWhich (``guesswhich_v1`` questioner) as a model-agent family.
 
-Its model is a learned answerer: the neural ALICE network (games/guesswhich/neural.py, trained by
+Its model is a learned answerer: the neural ALICE network (games/guesswhich/neural/model.py, trained by
 ``manage.py train_agent guesswhich_neural_alice`` on the generated CLEVR-Dialog-style dialogs),
 read as ``P(answer | image, question, dialog so far)`` for every image of the pool, whose scenes
 the questioner's view carries (``pool[i].scene``, what it sees in the pictures). With it the QBot
@@ -26,7 +26,7 @@ import random
 import torch
 
 from clevr.qbot import candidate_questions
-from games.guesswhich.neural import encode_batch, load_checkpoint
+from games.guesswhich.neural.model import encode_batch, load_checkpoint
 
 KIND = "guesswhich_neural_qbot"
 CANDIDATES = 12

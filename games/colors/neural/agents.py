@@ -3,7 +3,7 @@
 The model-agent contract (shared with the batched model worker):
 
 * ``Family.load(checkpoint, device, **options)`` reads the checkpoint with
-  ``torch.load(weights_only=True)`` (:func:`games.colors.neural.load_checkpoint`) onto ``device``
+  ``torch.load(weights_only=True)`` (:func:`games.colors.neural.model.load_checkpoint`) onto ``device``
   (``"cpu"``, ``"cuda"``, ``"cuda:1"`` ...);
 * ``act_batch(views) -> [action | None]`` answers a list of views (exactly
   ``rules.view_for(state, role)``) with ONE forward call of the family's top module (``self.module``)
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import torch
 
-from games.colors.neural import (PragmaticListener, SpeakerDecoder, ids_to_lists, load_checkpoint,
+from games.colors.neural.model import (PragmaticListener, SpeakerDecoder, ids_to_lists, load_checkpoint,
                                  pad_batch)
 
 GAME_ID = "colors_v1"
@@ -111,7 +111,7 @@ class NeuralLiteralListener(_Family):
 
 
 class NeuralPragmaticListener(NeuralLiteralListener):
-    """L2 blended with L0 (:class:`games.colors.neural.PragmaticListener`): the listener
+    """L2 blended with L0 (:class:`games.colors.neural.model.PragmaticListener`): the listener
     checkpoint plus ``speaker=PATH``, a ``colors_neural_speaker`` checkpoint."""
 
     def __init__(self, loaded, speaker_loaded, device: str):

@@ -3,10 +3,10 @@
 
 In the spirit of the GuessWhich paper's ALICE_RL (Chattopadhyay et al. 2017, ``seeds/001_*``; the
 RL fine-tune of Das et al. 2017b): both bots start from the supervised checkpoint
-(:mod:`games.guesswhich.neural_train`) and play GuessWhich dialogs with each other over generated
+(:mod:`games.guesswhich.neural.train`) and play GuessWhich dialogs with each other over generated
 pools, and both are trained on the game's goal, finding the secret image:
 
-* the QBot (:class:`games.guesswhich.neural_qbot.NeuralQBot`'s model: a neural ALICE network read as
+* the QBot (:class:`games.guesswhich.neural.qbot.NeuralQBot`'s model: a neural ALICE network read as
   ``P(answer | image, question, dialog)``) asks the question of largest expected information among
   the CLEVR-Dialog templates, exactly as it does when served, and keeps its belief over the pool;
 * ALICE answers the secret image by *sampling* from its answer distribution; its reward for the
@@ -17,7 +17,7 @@ pools, and both are trained on the game's goal, finding the secret image:
 * the QBot's answer model is trained to put the secret first given the answers ALICE actually gave:
   cross-entropy of the secret under the final belief (differentiable in the QBot's weights);
 * both keep a supervised anchor (``anchor`` times the cross-entropy on the generated CLEVR-Dialog
-  rounds of :mod:`games.guesswhich.neural_data`), so the answers stay English answers of the
+  rounds of :mod:`games.guesswhich.neural.data`), so the answers stay English answers of the
   training vocabulary grounded in the scene rather than a private code (the drift the paper warns
   of; the held-out agreement with the grounded ALICE is measured every epoch to show it).
 
@@ -41,10 +41,10 @@ from tqdm import tqdm
 
 from clevr.alice import CANT_TELL
 from games.guesswhich import content as gw_content
-from games.guesswhich import neural_data
-from games.guesswhich.neural import encode_batch, load_checkpoint, pool_log_probs, pool_tensors, save_checkpoint
-from games.guesswhich.neural_qbot import best_index, candidates_for, information_gain
-from games.guesswhich.neural_train import accuracy
+from games.guesswhich.neural import data as neural_data
+from games.guesswhich.neural.model import encode_batch, load_checkpoint, pool_log_probs, pool_tensors, save_checkpoint
+from games.guesswhich.neural.qbot import best_index, candidates_for, information_gain
+from games.guesswhich.neural.train import accuracy
 
 KIND = "guesswhich_coop"
 # content seeds of the fine-tune's games: far from the evaluation's (guesswhich_neural_eval --seed 5000)

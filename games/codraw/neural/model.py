@@ -1,5 +1,5 @@
 """Torch modules of the neural CoDraw Drawer (``codraw_v1``) and the checkpoint format of both
-neural CoDraw agents (the Teller's module: games/codraw/neural_teller.py).
+neural CoDraw agents (the Teller's module: games/codraw/neural/teller_model.py).
 
 After the neural Drawer baseline of Kim et al., "CoDraw" (seeds/000, Section 4.2): the Teller's
 message is read by a bidirectional GRU over a word vocabulary built from the training data (a
@@ -18,85 +18,21 @@ re-saves), the file sha256 the file itself.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
 import torch
-from rapidfuzz import fuzz, process
 from torch import nn
 
 from agents.checkpoints import LoadedModel, load_model, write_checkpoint
 from games.codraw import clipart as ca
+from games.codraw.neural.teller_model import NeuralTellerNet
+from games.codraw.neural.vocab import Vocabulary
 
 FORMAT = "groundtalk.codraw_neural"
 VERSION = 1
 KINDS = ("codraw_neural_drawer", "codraw_neural_teller")
-PAD, UNK, NUM = "<pad>", "<unk>", "<num>"
-SPECIALS = (PAD, UNK, NUM)
-MAX_TOKENS = 40
 PIECE_FEATURES = 6             # per clip art: on canvas, x, y, depth, flip, subtype (scaled 0..1)
 CANVAS_DIM = ca.N_CLIPARTS * PIECE_FEATURES
-FUZZY_CUTOFF = 80
-FUZZY_MIN_LEN = 4
-_TOKEN = re.compile(r"\d*/\d+|\d+(?:\.\d+)?|[a-z]+")
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased words and numbers (``1.3``, ``1/2`` stay one token); at most MAX_TOKENS."""
-    return _TOKEN.findall(text.lower())[:MAX_TOKENS]
-
-
-def number_value(token: str) -> float | None:
-    """A number token's value (``1.3`` -> 1.3, ``1/2`` -> 0.5); None for a word."""
-    if not token or token[0].isalpha():
-        return None
-    if "/" in token:
-        top, bottom = token.split("/")
-        return (float(top or 1) / float(bottom)) if float(bottom) else None
-    return float(token)
-
-
-class Vocabulary:
-    """The training data's words (plus PAD, UNK). An unknown word of 4+ letters is read as the
-    nearest known word by RapidFuzz ratio (>= 80), so a typo is not simply lost."""
-
-    def __init__(self, words: list[str]):
-        self.words = list(words)
-        self.index = {w: i for i, w in enumerate(self.words)}
-        self._fuzzy_words = [w for w in self.words if w not in SPECIALS and w.isalpha() and len(w) >= FUZZY_MIN_LEN]
-        self._cache: dict[str, int] = {}
-
-    @classmethod
-    def build(cls, texts, min_count: int = 2) -> "Vocabulary":
-        counts: dict[str, int] = {}
-        for text in texts:
-            for token in tokenize(text):
-                if number_value(token) is None:
-                    counts[token] = counts.get(token, 0) + 1
-        return cls([*SPECIALS, *sorted(w for w, c in counts.items() if c >= min_count)])
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-    def lookup(self, token: str) -> int:
-        if token in self.index:
-            return self.index[token]
-        if token not in self._cache:
-            found = None
-            if token.isalpha() and len(token) >= FUZZY_MIN_LEN and self._fuzzy_words:
-                found = process.extractOne(token, self._fuzzy_words, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
-            self._cache[token] = self.index[found[0]] if found else self.index[UNK]
-        return self._cache[token]
-
-    def encode(self, text: str) -> tuple[list[int], list[float]]:
-        """(token ids, values): every number is the token ``<num>`` with its value beside it
-        (words have value 0), so that the model reads distances as magnitudes."""
-        ids, values = [], []
-        for token in tokenize(text):
-            value = number_value(token)
-            ids.append(self.index[NUM] if value is not None else self.lookup(token))
-            values.append(min(value, 10.0) if value is not None else 0.0)
-        return (ids, values) if ids else ([self.index[UNK]], [0.0])
 
 
 def pad_batch(encoded: list[tuple[list[int], list[float]]], device):
@@ -138,7 +74,7 @@ class NeuralDrawerNet(nn.Module):
     The choice reads the message; each clip art's heads read the message, the canvas and the clip
     art's embedding, with the clip art's own slot of the canvas blanked. So drawing the chosen
     piece changes neither the choice nor its predicted place: a Drawer acting on the prediction
-    reaches it in one action and then stops (neural_agents.py)."""
+    reaches it in one action and then stops (agents.py)."""
 
     def __init__(self, cfg: Config):
         super().__init__()
@@ -175,9 +111,7 @@ class NeuralDrawerNet(nn.Module):
 
 
 def build_model(kind: str, cfg: Config) -> nn.Module:
-    if kind == "codraw_neural_teller":               # games/codraw/neural_teller.py (scene2seq)
-        from games.codraw.neural_teller import NeuralTellerNet
-
+    if kind == "codraw_neural_teller":               # games/codraw/neural/teller_model.py (scene2seq)
         return NeuralTellerNet(cfg)
     if kind != "codraw_neural_drawer":
         raise ValueError(f"unknown kind {kind!r}; known: {KINDS}")

@@ -18,7 +18,7 @@
 
 ``forward`` does all of it in ONE call for a batch: with ``tokens`` (teacher forcing, training) it
 returns word logits for the given pieces, without them it decodes greedily for the pieces it
-chose. The checkpoint format and loading are games/codraw/neural.py's (kind ``codraw_neural_teller``).
+chose. The checkpoint format and loading are games/codraw/neural/model.py's (kind ``codraw_neural_teller``).
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from torch import nn
 
 from games.codraw import clipart as ca
 from games.codraw import language as lang
+from games.codraw.neural.vocab import SPECIALS, Vocabulary
 
 BOS, EOS = "<bos>", "<eos>"
 BOS_ID, EOS_ID = 3, 4                          # after neural.SPECIALS (pad, unk, num): see teller_vocabulary
@@ -54,10 +55,8 @@ def detokenize(tokens: list[str]) -> str:
 
 
 def teller_vocabulary(texts, min_count: int = 1):
-    """The Teller's word list (a :class:`neural.Vocabulary`): pad, unk, num, BOS, EOS, then every
+    """The Teller's word list (a :class:`vocab.Vocabulary`): pad, unk, num, BOS, EOS, then every
     word of the training messages (numbers included: the Teller says them)."""
-    from games.codraw.neural import SPECIALS, Vocabulary
-
     counts: dict[str, int] = {}
     for text in texts:
         for word in words(text):

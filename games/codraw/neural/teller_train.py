@@ -25,12 +25,12 @@ from torch import nn
 from agents.training import Panel, run_epochs
 from agents.training import plot_history as plot_history_png
 
-from games.codraw import neural_data
-from games.codraw.neural import Config
-from games.codraw.neural import build_model
-from games.codraw.neural_teller import (BOS_ID, EOS_ID, encode_words, history_tensors, scene_tensors,
+from games.codraw.neural import data as neural_data
+from games.codraw.neural.model import Config
+from games.codraw.neural.model import build_model
+from games.codraw.neural.teller_model import (BOS_ID, EOS_ID, encode_words, history_tensors, scene_tensors,
                                         teller_vocabulary, words)
-from games.codraw.neural_train import Result
+from games.codraw.neural.drawer_train import Result
 
 KIND = "codraw_neural_teller"
 DESCRIBED_WEIGHT = 1.0
