@@ -61,7 +61,7 @@ from agents.base import AgentSpec
 from games.registry import GAMES
 from groundtalk_web import env
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_FILE = ROOT / "models" / "models.toml"
 ENV = "GT_MODELS_FILE"
 KINDS = ("torch", "http")
