@@ -32,7 +32,6 @@ import hashlib
 import random
 import secrets
 from datetime import timedelta
-from importlib import import_module
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -46,21 +45,14 @@ KINDS = (QUIZ, PRACTICE)
 
 
 def definition(game_id: str, kind: str) -> dict | None:
-    """The game's ``QUIZ`` or ``PRACTICE`` (``games/<game>/onboarding.py``), or None."""
-    try:
-        module = import_module(f"{get_game(game_id).package}.onboarding")
-    except ModuleNotFoundError:
-        return None
-    return getattr(module, {QUIZ: "QUIZ", PRACTICE: "PRACTICE"}.get(kind, "-"), None)
+    """The game's ``QUIZ`` or ``PRACTICE`` (its spec's ``onboarding`` module,
+    ``games/<game>/onboarding.py``), or None."""
+    return getattr(get_game(game_id).onboarding, {QUIZ: "QUIZ", PRACTICE: "PRACTICE"}.get(kind, "-"), None)
 
 
 def game_quiz(game_id: str) -> dict | None:
-    """The game's quiz (``games/<game>/onboarding.py``), or None when the game has none."""
-    try:
-        module = import_module(f"{get_game(game_id).package}.onboarding")
-    except ModuleNotFoundError:
-        return None
-    return getattr(module, "QUIZ", None)
+    """The game's quiz (its spec's ``onboarding`` module), or None when the game has none."""
+    return getattr(get_game(game_id).onboarding, "QUIZ", None)
 
 
 def quiz_problems(quiz: dict) -> list[str]:

@@ -20,8 +20,6 @@ item answered in the game is marked ``asked_in: game`` (research/records.py writ
 """
 from __future__ import annotations
 
-from importlib import import_module
-
 from django.db import IntegrityError, transaction
 
 from crowd.models import Participant, QuestionnaireResponse
@@ -34,10 +32,7 @@ ASKED_AFTER = ("completed", "time_up")
 
 
 def _onboarding(game_id: str):
-    try:
-        return import_module(f"{get_game(game_id).package}.onboarding")
-    except ModuleNotFoundError:
-        return None
+    return get_game(game_id).onboarding   # GameSpec.onboarding: None when the game has none
 
 
 def game_default(game_id: str) -> list[dict]:

@@ -80,11 +80,6 @@ def game_named(name: str) -> GameSpec:
     raise UnknownGame(f"Unknown game {name!r}; known: {', '.join(sorted(GAMES))}")
 
 
-def specs_with(attribute: str) -> list[GameSpec]:
-    """The registered games whose spec sets ``attribute`` (not empty, not None), in registry order."""
-    return [spec for spec in GAMES.values() if getattr(spec, attribute)]
-
-
 def bonus_kinds() -> dict[str, BonusKind]:
     """Every registered game's bonus kinds (``GameSpec.bonus_kinds``): kind value -> :class:`BonusKind`."""
     return {kind: bonus for spec in GAMES.values() for kind, bonus in spec.bonus_kinds.items()}

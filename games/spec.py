@@ -93,8 +93,12 @@ class GameSpec:
                         -> dict`` (what an observer sees at a replay step, beside ``to_act``),
                         ``match_images(match) -> dict`` (images the staff match page shows),
                         ``compare_test(outcomes_a, outcomes_b, scores_a, scores_b) -> dict``
-                        (``{"name", "columns", "rows"}``: the test between two groups; required
-                        when :attr:`compare_roles` is not empty).
+                        (the test between two groups; required when :attr:`compare_roles` is
+                        not empty): ``{"name", "columns", "rows"}``, each row with ``what``,
+                        ``n_a``, ``n_b``, ``p_value`` and the values its ``columns`` name, each
+                        column ``(header, key, decimals or "percent", text when None)``.
+                        :mod:`games.stats` has the shared helpers (proportions with Wilson
+                        intervals, bootstrap means, Fisher and Mann-Whitney rows).
       ``onboarding``    optional: the practice round and quiz (``crowd/onboarding.py`` reads
                         ``QUIZ``, ``practice_config`` ...); ``spec.onboarding`` is None when absent.
 
@@ -120,12 +124,19 @@ class GameSpec:
                           ``"<name>/instructions.html"``).
       ``research_template``  optional partial included on the staff match page (research/match.html)
                           with ``match`` and ``log``: pictures of the match (None: none).
-      ``monitor_script``  optional static path of a script that adds the game's charts to the
-                          research monitor (``window.GT_MONITOR_GAMES[<id>] = {...}``).
+      ``monitor_script``  optional static path of a script the research pages load after
+                          static/gt/monitor.js: it sets ``GTMonitor.GAME_CHARTS[<id>] = {head,
+                          row(group), charts, draw(prefix, groups), board(b)}`` (the score table's
+                          columns, the charts, the replay board's drawing). Without it the pages
+                          show the counts and the raw board.
       ``prewarm``         optional ``"module:function"`` called as ``fn(match, role)`` before the
                           game page renders (e.g. render the images the page will ask for).
       ``urls``            optional module (``".urls"``) whose ``urlpatterns`` the site includes at
                           its root: the game's own endpoints.
+      ``demo_batches``    batches ``manage.py gt_demo`` creates so a newcomer can play at once: each
+                          a dict of Batch fields (``slug``, ``title``, ``pairing``, ``agents``,
+                          ``human_roles``, ``config``, ...; the game id is added), created only
+                          when its agents are registered.
     """
 
     id: str
@@ -144,6 +155,7 @@ class GameSpec:
     monitor_script: str | None = None
     prewarm: str | None = None
     urls: str | None = None
+    demo_batches: tuple = ()
 
     def __post_init__(self):
         name = self.name
@@ -156,11 +168,6 @@ class GameSpec:
     def name(self) -> str:
         """The package's last name (``"colors"``): its template and static folder."""
         return self.package.rsplit(".", 1)[-1]
-
-    @property
-    def template(self) -> str:
-        """The game page's template (:attr:`play_template`)."""
-        return self.play_template
 
     def resolve(self, ref: str) -> Any:
         """``"module:attr"`` of this spec (a leading dot: inside the game's package)."""

@@ -113,8 +113,9 @@ def research_compare(request):
     with ``compare=1`` and two groups: the comparison, or the reason it is refused."""
     game = request.GET.get("game")
     compare_roles = monitor.compare_roles()
-    if game not in compare_roles:
-        game = next(iter(compare_roles))
+    if game not in compare_roles:   # the game of the latest batch that has a comparison, else the first
+        latest = Batch.objects.filter(game_id__in=list(compare_roles)).order_by("-created_at", "-pk").first()
+        game = latest.game_id if latest is not None else next(iter(compare_roles))
     batches = [s for s in request.GET.getlist("batch") if s]
     options = monitor.comparison_options(game_id=game, batches=batches)
     data = request.GET.copy()

@@ -22,4 +22,10 @@ SPEC = GameSpec(
     research_template="codraw/research_match.html",
     monitor_script="games/codraw/monitor.js",
     urls=".urls",
+    demo_batches=(
+        dict(slug="codraw-human-human", title="CoDraw: two people draw a scene", pairing="human-human",
+             max_wait_s=120, on_timeout="agent", agents={"teller": "codraw_rule_teller", "drawer": "codraw_rule_drawer"}),
+        dict(slug="codraw-tell-to-agent", title="CoDraw: you describe, an agent draws", pairing="human-agent",
+             human_roles=["teller"], agents={"drawer": "codraw_rule_drawer"}),
+    ),
 )

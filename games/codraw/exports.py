@@ -28,8 +28,8 @@ every round's canvas the recorded one), else ``/#groundtalk_<match_id>`` and the
 canvas strings from the event's Drawer-private part, the score from its system part).
 
 :func:`summary` / :func:`summarize` are the metric summary of a set of matches (mean scene
-similarity and friends); ``EXPORT_FORMATS = {"codraw": write_codraw_json}`` registers the format
-with ``manage.py export``.
+similarity and friends); the game's spec (``SPEC.exports`` in ``__init__.py``) registers
+:func:`write_codraw_json` as the ``codraw`` format of ``manage.py export``.
 """
 from __future__ import annotations
 
@@ -143,9 +143,6 @@ def write_codraw_json(records: Iterable[dict], out: IO[str]) -> int:
     document = codraw_json(records, statuses=("finished", "aborted", "active"))
     json.dump(document, out, ensure_ascii=False)
     return len(document["data"])
-
-
-EXPORT_FORMATS = {"codraw": write_codraw_json}
 
 
 def summary(outcomes: Iterable[dict]) -> dict:

@@ -18,4 +18,13 @@ SPEC = GameSpec(
     bonus_kinds={"colors_accuracy": BonusKind("colors: cents per correct pick", outcome_key="correct")},
     doc_page="docs/games/colors.md",
     monitor_script="games/colors/monitor.js",
+    demo_batches=(
+        dict(slug="colors-human-human", title="Color game: two people", pairing="human-human", max_wait_s=90,
+             on_timeout="agent", agents={"speaker": "colors_lexicon_speaker", "listener": "colors_pragmatic_listener"},
+             config={"rounds": 10}, games_per_worker=1),
+        dict(slug="colors-listen-to-agent", title="Color game: you listen, an agent speaks", pairing="human-agent",
+             human_roles=["listener"], agents={"speaker": "colors_lexicon_speaker"}, config={"rounds": 10}),
+        dict(slug="colors-speak-to-agent", title="Color game: you speak, an agent listens", pairing="human-agent",
+             human_roles=["speaker"], agents={"listener": "colors_pragmatic_listener"}, config={"rounds": 10}),
+    ),
 )

@@ -162,7 +162,3 @@ def write_csv(records: Iterable[dict], out: IO[str]) -> int:
             writer.writerow(row)
             count += 1
     return count
-
-
-# ``python manage.py export --format colors-csv``
-EXPORT_FORMATS = {"colors-csv": write_csv}

@@ -22,4 +22,8 @@ SPEC = GameSpec(
     doc_page="docs/games/guesswhich.md",
     monitor_script="games/guesswhich/monitor.js",
     prewarm="live.scene_images:prewarm",   # CLEVR images: render them before the page asks for them
+    demo_batches=(
+        dict(slug="guesswhich-alice", title="GuessWhich: find the secret image by asking ALICE", pairing="human-agent",
+             human_roles=["questioner"], agents={"answerer": "alice_exact"}),
+    ),
 )

@@ -112,11 +112,6 @@ def write_image_ids(records, out) -> int:
     return len(data["images"])
 
 
-# Writers for ``manage.py export`` (format names are global across games, hence guesswhich-visdial).
-EXPORT_FORMATS = {"guesswhich": write_guesswhich, "guesswhich-visdial": write_visdial,
-                  "guesswhich-visdial-image-ids": write_image_ids}
-
-
 def export(records, fmt: str = "guesswhich", **options):
     """Run the exporter named ``fmt`` over ``records`` (an iterable of match records)."""
     try:

@@ -16,4 +16,9 @@ SPEC = GameSpec(
     doc_page="docs/games/guesswhich.md",   # GuessWhich's page documents the visual-dialog chat too
     monitor_script="games/visdial/monitor.js",
     prewarm="live.scene_images:prewarm",   # CLEVR images: render them before the page asks for them
+    demo_batches=(
+        dict(slug="visdial-human-human", title="Visual dialog: ask about an image you cannot see",
+             pairing="human-human", max_wait_s=120, on_timeout="agent",
+             agents={"questioner": "visdial_qbot", "answerer": "visdial_alice_exact"}),
+    ),
 )

@@ -275,9 +275,6 @@ def write_image_ids(records, out) -> int:
     return len(data["images"])
 
 
-EXPORT_FORMATS = {"visdial": write_visdial, "visdial-image-ids": write_image_ids}
-
-
 def export(records, fmt: str = "visdial", **options):
     """Run the exporter named ``fmt`` over ``records`` (an iterable of match records)."""
     try:

@@ -77,7 +77,8 @@
     }, extra || {});
   }
 
-  /* ------------------------------------------------------------------ per game: tables and charts */
+  /* ------------------------------------------------------------------ the score table: each game's columns
+   * (GAME_CHARTS[game id], set by the game's monitor script: games/<game>/static/games/<game>/monitor.js) */
 
   function scoreTable(game, groups) {
     const spec = GAME_CHARTS[game];

@@ -16,10 +16,12 @@
   const data = document.getElementById("compare-data");
   if (data) {
     const r = JSON.parse(data.textContent), spec = GTMonitor.GAME_CHARTS[r.game_id];
-    document.getElementById("result-table").append(GTMonitor.scoreTable(r.game_id, r.groups));
-    const charts = document.getElementById("charts");
-    for (const name of spec.charts) charts.append(GTMonitor.el("div", { class: "chart" }, GTMonitor.el("canvas", { id: "chart-" + name })));
-    spec.draw("chart-", r.groups);
+    if (spec) {   // the game's score table and charts come from its monitor script (GameSpec.monitor_script)
+      document.getElementById("result-table").append(GTMonitor.scoreTable(r.game_id, r.groups));
+      const charts = document.getElementById("charts");
+      for (const name of spec.charts) charts.append(GTMonitor.el("div", { class: "chart" }, GTMonitor.el("canvas", { id: "chart-" + name })));
+      spec.draw("chart-", r.groups);
+    }
     window.gtCompareDrawn = true;
   }
 })();

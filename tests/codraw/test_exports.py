@@ -10,6 +10,7 @@ from games.codraw import exports, rules
 from games.codraw.content import generate, import_codraw_json
 from games.codraw.metric import original_similarity
 from games.codraw.scenes import NOT_USED, parse_scene
+from games.registry import GAMES
 
 
 SAMPLE = Path(__file__).parent / "data" / "CoDraw_sample.json"
@@ -169,7 +170,7 @@ def test_generated_matches_export(kit):
     assert "2 matches" in text and "mean 5.000" in text
     out = io.StringIO()
     # the export's --status has already chosen the matches (finished by default): the writer keeps them all
-    assert exports.EXPORT_FORMATS["codraw"](records, out) == 3
+    assert GAMES["codraw_v1"].export_writers()["codraw"](records, out) == 3
     assert json.loads(out.getvalue()) == everything
 
 

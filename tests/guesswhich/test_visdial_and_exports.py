@@ -10,7 +10,7 @@ import pytest
 from games.base import IllegalAction
 from clevr.alice import Alice
 from clevr.qbot import QBot
-from games.guesswhich import exports as gw_exports
+from games.registry import GAMES
 from games.guesswhich import rules as gw_rules
 from games.visdial import content as vd_content
 from games.visdial import exports as vd_exports
@@ -80,7 +80,7 @@ def test_visdial_export_shape():
                            lambda s, r: bots(QBot(name="visdial_qbot"), Alice())(s, r, vd_rules), "visdial_v1")
         records.append(rec)
     out = io.StringIO()
-    assert vd_exports.EXPORT_FORMATS["visdial"](iter(records), out) == 3
+    assert GAMES["visdial_v1"].export_writers()["visdial"](iter(records), out) == 3
     data = json.loads(out.getvalue())
     assert data["version"] == "1.0" and set(data["data"]) == {"questions", "answers", "dialogs"}
     questions, answers = data["data"]["questions"], data["data"]["answers"]
@@ -125,7 +125,7 @@ def test_guesswhich_export_shape(build):
 
     rec, state = record_of(gw_rules, content, 2, {"rounds": 2}, drive, "guesswhich_v1")
     out = io.StringIO()
-    assert gw_exports.EXPORT_FORMATS["guesswhich"](iter([rec]), out) == 1
+    assert GAMES["guesswhich_v1"].export_writers()["guesswhich"](iter([rec]), out) == 1
     row = json.loads(out.getvalue())
     assert row["secret_id"] == secret and row["caption"] == content["caption"]
     assert [r["question"] for r in row["rounds"]] == ["How many cubes?", "Is it red?"]
@@ -136,6 +136,6 @@ def test_guesswhich_export_shape(build):
     assert row["feedback"] == {"ratings": {k: 5 for k in gw_rules.C.RATING_KEYS}, "comment": "good"}
     assert row["secret_image"]["image_filename"] == content["sources"][secret]["image_filename"]
     vd = io.StringIO()
-    gw_exports.EXPORT_FORMATS["guesswhich-visdial"](iter([rec]), vd)
+    GAMES["guesswhich_v1"].export_writers()["guesswhich-visdial"](iter([rec]), vd)
     dialogs = json.loads(vd.getvalue())["data"]["dialogs"]
     assert len(dialogs) == 1 and len(dialogs[0]["dialog"]) == 2

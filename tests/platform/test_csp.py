@@ -19,6 +19,7 @@ from django.test import Client as DjangoClient
 from django.urls import reverse
 
 from crowd.models import Participant
+from games.registry import GAMES as REGISTERED
 from live.models import Batch, Seat
 from live.services import match_create
 from tests.crowd import helpers as h
@@ -140,10 +141,10 @@ def active(game_id: str, roles: tuple[str, ...], config: dict):
     return match, {s.role: s for s in Seat.objects.filter(match=match)}
 
 
-GAMES = [("colors_v1", ("speaker", "listener"), {"rounds": 2}),
-         ("guesswhich_v1", ("questioner", "answerer"), {"rounds": 2, "pool_size": 6}),
-         ("visdial_v1", ("questioner", "answerer"), {"rounds": 2}),
-         ("codraw_v1", ("teller", "drawer"), {})]
+# every registered game, kept small: two rounds, a pool of six where the game has them
+SMALL = {"rounds": 2, "pool_size": 6}
+GAMES = [(spec.id, spec.roles, {k: v for k, v in SMALL.items() if k in spec.default_config})
+         for spec in REGISTERED.values()]
 
 
 @pytest.mark.parametrize("game_id, roles, config", GAMES, ids=[g[0] for g in GAMES])
@@ -268,7 +269,8 @@ def test_a_page_that_sets_its_own_stricter_policy_keeps_it(world):
 
 
 # ------------------------------------------------------------------------------ the templates
-TEMPLATE_DIRS = [ROOT / "templates", *sorted(ROOT.glob("*/templates"))]
+TEMPLATE_DIRS = [ROOT / "templates", *sorted(ROOT.glob("*/templates")),
+                 *sorted(ROOT.glob("games/*/templates"))]   # each game's own (GameSpec templates)
 HTML_IN_PYTHON = [ROOT / d for d in ("games", "crowd", "agents", "groundtalk_web")]
 
 

@@ -15,6 +15,7 @@ from games.guesswhich import rules as gw_rules
 from games.visdial import content as vd_content
 from games.visdial import exports as vd_exports
 from games.visdial import rules as vd_rules
+from games.registry import GAMES
 from tests.guesswhich.conftest import small_content
 from tests.visdial.conftest import play_record
 
@@ -52,12 +53,12 @@ def export_json(writer, records) -> dict:
 def test_five_dialogs_on_one_scene_stay_five_in_the_reference_reader(five_on_one_scene, reference_reader):
     records = five_on_one_scene
     assert len({r["content"]["image_id"] for r in records}) == 1   # one scene, one seed
-    data = export_json(vd_exports.EXPORT_FORMATS["visdial"], records)
+    data = export_json(GAMES["visdial_v1"].export_writers()["visdial"], records)
     reader = reference_reader(data)
     assert len(reader) == 5                                       # nothing silently replaced
     ids = [d["image_id"] for d in data["data"]["dialogs"]]
     assert len(set(ids)) == 5 and all(isinstance(i, int) and 0 < i < 2 ** 53 for i in ids)
-    side = export_json(vd_exports.EXPORT_FORMATS["visdial-image-ids"], records)
+    side = export_json(GAMES["visdial_v1"].export_writers()["visdial-image-ids"], records)
     by_id = {row["image_id"]: row for row in side["images"]}
     assert set(by_id) == set(ids)
     for rec in records:
@@ -128,8 +129,8 @@ def test_guesswhich_dialogs_on_one_pool_get_their_own_ids(reference_reader):
                        ("questioner", {"type": "guess", "image_id": secret})]
         script.append(("questioner", {"type": "guess", "image_id": secret}))
         records.append(play_record(gw_rules, content, 3, {"rounds": 2}, script, "guesswhich_v1", f"gw-{k}"))
-    data = export_json(gw_exports.EXPORT_FORMATS["guesswhich-visdial"], records)
-    side = export_json(gw_exports.EXPORT_FORMATS["guesswhich-visdial-image-ids"], records)
+    data = export_json(GAMES["guesswhich_v1"].export_writers()["guesswhich-visdial"], records)
+    side = export_json(GAMES["guesswhich_v1"].export_writers()["guesswhich-visdial-image-ids"], records)
     reader = reference_reader(data)
     assert len(reader) == 3 and set(data) == {"version", "split", "data"}
     src = content["sources"][secret]

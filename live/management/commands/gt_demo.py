@@ -9,28 +9,10 @@ from live import agent_seats
 from live.models import Batch
 from games.registry import GAMES
 
-DEMO_BATCHES = [
-    dict(slug="colors-human-human", title="Color game: two people", game_id="colors_v1",
-         pairing=Batch.Pairing.HUMAN_HUMAN, max_wait_s=90, on_timeout=Batch.OnTimeout.AGENT,
-         agents={"speaker": "colors_lexicon_speaker", "listener": "colors_pragmatic_listener"},
-         config={"rounds": 10}, games_per_worker=1),
-    dict(slug="colors-listen-to-agent", title="Color game: you listen, an agent speaks", game_id="colors_v1",
-         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["listener"], agents={"speaker": "colors_lexicon_speaker"},
-         config={"rounds": 10}),
-    dict(slug="colors-speak-to-agent", title="Color game: you speak, an agent listens", game_id="colors_v1",
-         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["speaker"], agents={"listener": "colors_pragmatic_listener"},
-         config={"rounds": 10}),
-    dict(slug="codraw-human-human", title="CoDraw: two people draw a scene", game_id="codraw_v1",
-         pairing=Batch.Pairing.HUMAN_HUMAN, max_wait_s=120, on_timeout=Batch.OnTimeout.AGENT,
-         agents={"teller": "codraw_rule_teller", "drawer": "codraw_rule_drawer"}),
-    dict(slug="codraw-tell-to-agent", title="CoDraw: you describe, an agent draws", game_id="codraw_v1",
-         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["teller"], agents={"drawer": "codraw_rule_drawer"}),
-    dict(slug="guesswhich-alice", title="GuessWhich: find the secret image by asking ALICE", game_id="guesswhich_v1",
-         pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["questioner"], agents={"answerer": "alice_exact"}),
-    dict(slug="visdial-human-human", title="Visual dialog: ask about an image you cannot see", game_id="visdial_v1",
-         pairing=Batch.Pairing.HUMAN_HUMAN, max_wait_s=120, on_timeout=Batch.OnTimeout.AGENT,
-         agents={"questioner": "visdial_qbot", "answerer": "visdial_alice_exact"}),
-]
+
+def demo_batches() -> list[dict]:
+    """Every registered game's demo batches (``GameSpec.demo_batches``), as Batch fields."""
+    return [{**batch, "game_id": spec.id} for spec in GAMES.values() for batch in spec.demo_batches]
 
 
 class Command(BaseCommand):
@@ -41,7 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         known = agent_seats.all_agents()
-        for spec in DEMO_BATCHES:
+        for spec in demo_batches():
             if spec["game_id"] not in GAMES or any(a not in known for a in spec.get("agents", {}).values()):
                 self.stdout.write(f"skipped batch {spec['slug']}: its game or agents are not installed")
                 continue
