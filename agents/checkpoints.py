@@ -46,7 +46,7 @@ def _header(fmt: str, version: int, kind: str, meta_json: str) -> str:
 def write_checkpoint(path: str | Path, *, fmt: str, version: int, kind: str, meta: dict, model) -> tuple[str, str]:
     """Save ``model``'s weights with its metadata as one family's checkpoint (format, version,
     kind, meta as sorted JSON, a CPU state dict); returns (file sha256, weights sha256)."""
-    import torch
+    import torch   # here: only model workers and training import torch (file_sha256 needs none)
 
     payload = {"format": fmt, "version": version, "kind": kind, "meta_json": json.dumps(meta, sort_keys=True),
                "state_dict": {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}}
@@ -60,7 +60,7 @@ def write_checkpoint(path: str | Path, *, fmt: str, version: int, kind: str, met
 def read_checkpoint(path: str | Path, *, fmt: str, version: int, expect: str | None = None) -> dict:
     """A checkpoint written by :func:`write_checkpoint`, read with ``torch.load(weights_only=True)``;
     another format, version or (with ``expect``) kind is refused with ValueError."""
-    import torch
+    import torch   # here: only model workers and training import torch
 
     path = Path(path)
     payload = torch.load(path, map_location="cpu", weights_only=True)

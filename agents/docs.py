@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from games.registry import GAMES
+from agents.registry import all_agents
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,8 +35,6 @@ def _cell(text: str) -> str:
 
 def agent_table(game_id: str) -> str:
     """A Markdown table of the game's registered agents, in registration order."""
-    from agents.registry import all_agents
-
     rows = [spec for spec in all_agents().values() if spec.game_id == game_id]
     lines = [f"Agents of `{game_id}` ({len(rows)}):", "",
              "| agent | role | runs on | what it does |", "| --- | --- | --- | --- |"]

@@ -22,6 +22,7 @@ import threading
 import time
 
 from django.conf import settings
+import redis
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +31,6 @@ KEY = "gt:workers:{queue}"
 
 
 def _client():
-    import redis
-
     url = settings.CELERY_BROKER_URL
     if not url.startswith(("redis://", "rediss://", "unix://")):
         return None

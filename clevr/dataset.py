@@ -26,6 +26,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from PIL import Image, UnidentifiedImageError
+
 from clevr.scenes import IMAGE_EXTENSIONS, SceneFormatError, load_clevr_scenes
 
 
@@ -60,8 +62,6 @@ def find_images_folder(path, scenes: list[dict]) -> Path | None:
 
 
 def _check_image(path: Path) -> None:
-    from PIL import Image, UnidentifiedImageError
-
     try:
         with Image.open(path) as im:
             im.verify()

@@ -32,6 +32,7 @@ import random
 from typing import Callable, Iterable
 
 import numpy as np
+from PIL import Image
 
 from clevr.scenes import (
     ATTRIBUTES, COLORS, DIRECTIONS, MATERIALS, SHAPES, SIZES, generate_scene, has_scene_graph,
@@ -101,8 +102,6 @@ def scene_embedding(scene: dict) -> np.ndarray:
 def image_embedding(path) -> np.ndarray:
     """Pixel features of an image file: an 8x8 RGB thumbnail (192, in [0, 1]) and a 4x4x4 color
     histogram (64, summing to 1, scaled by 4). Deterministic; no model weights."""
-    from PIL import Image
-
     with Image.open(path) as im:
         rgb = im.convert("RGB")
         thumb = np.asarray(rgb.resize((8, 8), Image.Resampling.BOX), dtype=float).ravel() / 255.0

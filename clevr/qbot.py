@@ -35,6 +35,7 @@ from functools import lru_cache
 from clevr import captions as cg
 from clevr.alice import Answer, Discourse, execute, parse_question
 from clevr.captions import COLORS, MATERIALS, NP_ORDER, SHAPES, SIZES, VALUES
+from clevr.scenes import DIRECTIONS, compute_relationships
 
 _YES = {"yes", "yeah", "yep", "yup", "correct", "right", "true", "sure", "affirmative", "indeed"}
 _NO = {"no", "nope", "not", "none", "nothing", "isn", "aren", "false", "neither", "nah"}
@@ -222,8 +223,6 @@ def candidate_questions(dialog: list, caption: str | None = None) -> list[tuple[
 # Imagined scenes (visual-dialog chat has no pool)
 # --------------------------------------------------------------------------------------------
 def _cheap_scene(rng: random.Random) -> dict:
-    from clevr.scenes import DIRECTIONS, compute_relationships
-
     n = rng.randint(3, 10)
     objects = []
     while len(objects) < n:

@@ -76,6 +76,7 @@ from pathlib import Path
 # this module); the renderer checks that each placed object is visible.
 from clevr.camera import CLEVR_CAMERA, COLOR_RGB, IMAGE_HEIGHT, IMAGE_WIDTH, SIZE_RADIUS, Camera, project  # noqa: F401
 from clevr.render import visible_pixel_counts
+from PIL import Image, UnidentifiedImageError
 
 FORMAT_VERSION = 1
 GENERATOR = "groundtalk.clevr/v1"
@@ -564,8 +565,6 @@ def load_image_folder(path) -> list[dict]:
     ``a.json`` exists. Unreadable images and malformed caption files raise
     :class:`SceneFormatError`.
     """
-    from PIL import Image, UnidentifiedImageError
-
     folder = Path(path).resolve()
     _check(folder.is_dir(), str(folder), "not a folder")
     captions = _captions_index(folder)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import io
 import re
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core import signing
@@ -139,8 +140,6 @@ def lab_names(*, names_text: str = "", count: int = 0, prefix: str = "P") -> lis
 
 def lab_links(batch, names: list[str], entry_url: str) -> list[tuple[str, str]]:
     """(name, full link) for each person; ``entry_url`` is the batch's absolute entry address."""
-    from urllib.parse import urlencode
-
     return [(name, f"{entry_url}?{urlencode({'lab': lab_token(batch, name)})}") for name in names]
 
 

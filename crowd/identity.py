@@ -28,8 +28,11 @@ from django.conf import settings
 from django.core import signing
 from django.db import transaction
 from django.utils import timezone
+from django.http.cookie import parse_cookie
 
 from crowd.models import Participant
+from live.broadcast import publish_notice
+from live.models import Match, Seat
 
 SESSION_KEY = "gt_owned"
 TRANSFER_TTL = timedelta(minutes=10)
@@ -74,7 +77,6 @@ def session_from_scope(scope):
     """The Django session a websocket's handshake carried in its cookie (None without one).
     Loads from the session store: call it in a worker thread."""
     raw = dict(scope.get("headers") or []).get(b"cookie", b"").decode("latin-1")
-    from django.http.cookie import parse_cookie
 
     key = parse_cookie(raw).get(settings.SESSION_COOKIE_NAME) if raw else None
     if not key:
@@ -162,9 +164,6 @@ def participant_takeover(*, session, participant_id: int) -> Participant:
 def _tell_open_seats(p: Participant) -> None:
     """Sockets of the participant's active seats check again whose they are (the old browser's
     are closed: live.consumers.MatchConsumer.match_owner_changed)."""
-    from live.broadcast import publish_notice
-    from live.models import Match, Seat
-
     for seat_id, match_id in Seat.objects.filter(participant=p, match__status=Match.Status.ACTIVE) \
             .values_list("pk", "match_id"):
         publish_notice(match_id=match_id, message={"type": "match.owner_changed", "seat": seat_id})

@@ -19,9 +19,9 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from botocore.exceptions import BotoCoreError, ClientError
 
-from crowd import mturk, outcomes, payments, prolific, staff
-from crowd import reconcile
+from crowd import mturk, outcomes, payments, prolific, reconcile, staff
 from crowd.models import BonusRule, Launch, PayAction
 from crowd.staff import LAUNCH_LIVE, LAUNCH_SANDBOX, PAY, REVIEW, staff_permission
 from games.records import outcome_summary
@@ -157,8 +157,6 @@ def launch(request, slug: str):
 def launch_action(request, slug: str, pk: int):
     """Add assignments / expire (MTurk); pause / resume / stop (Prolific). On a live launch, and to
     publish or start a Prolific study, ``crowd.launch_live``; on the sandbox or a draft, ``launch_sandbox``."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
     batch = get_object_or_404(Batch, slug=slug)
     row = get_object_or_404(Launch, pk=pk, batch=batch)
     action = request.POST.get("action", "")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
+import datetime as dt
 
 from groundtalk_web import env
 
@@ -32,7 +33,7 @@ UNAVAILABLE = RETRYABLE + ("ServiceFault",)
 
 def client(*, live: bool = False, quick: bool = False):
     """``quick``: for a call a waiting person depends on (the entry check): short timeouts, one retry."""
-    import boto3
+    import boto3   # here: boto3 takes over a second to load; only MTurk calls need it
     from botocore.config import Config
 
     endpoint = env.load().GT_MTURK_ENDPOINT or (LIVE_ENDPOINT if live else SANDBOX_ENDPOINT)
@@ -119,8 +120,6 @@ def add_assignments(mt, hit_id: str, n: int, token: str) -> dict:
 
 def expire(mt, hit_id: str) -> dict:
     """Expire now (MTurk has no pause: a HIT is stopped by moving its expiration to the past)."""
-    import datetime as dt
-
     return mt.update_expiration_for_hit(HITId=hit_id, ExpireAt=dt.datetime(2015, 1, 1, tzinfo=dt.timezone.utc))
 
 

@@ -37,8 +37,12 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from crowd.models import OnboardingResult, Participant, QuizAttempt
+from crowd.models import OnboardingResult, Participant, PracticeRound, QuizAttempt
 from games.registry import get_game
+from agents.registry import all_agents
+from crowd.outcomes import participant_exit
+from live.models import Match, Seat
+from live.services import SeatSpec, match_create
 
 QUIZ, PRACTICE = "quiz", "practice"
 KINDS = (QUIZ, PRACTICE)
@@ -90,8 +94,6 @@ def onboarding_problems(*, game_id: str, kind: str) -> list[str]:
 
 
 def practice_problems(game_id: str, practice: dict) -> list[str]:
-    from agents.registry import all_agents
-
     roles = list(get_game(game_id).roles)
     out = []
     if practice.get("role") not in roles:
@@ -214,8 +216,6 @@ def quiz_attempt_open(*, participant_id: int, client_addr: str) -> QuizAttempt |
     would. ``QuizLimit`` when ``client_addr`` opened ``GT_QUIZ_ATTEMPTS_PER_ADDRESS``
     quizzes of this game in the window, whatever worker ids they came with (MTurk and Prolific
     entries count; lab links and demo names do not). Locks the participant row, then the result row."""
-    from crowd.outcomes import participant_exit
-
     p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
     quiz = game_quiz(p.batch.game_id)
     if p.state != Participant.State.ONBOARDING:
@@ -253,8 +253,6 @@ def quiz_submit(*, participant_id: int, attempt_id, answers: dict) -> tuple[Part
     passed -> waiting; failed with attempts left -> stays in onboarding (the next page draws
     again); the last attempt failed -> exit ``failed_onboarding``. ``QuizInvalid`` and
     ``QuizStale`` change nothing."""
-    from crowd.outcomes import participant_exit
-
     p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
     quiz = game_quiz(p.batch.game_id)
     if p.state != Participant.State.ONBOARDING or quiz is None:
@@ -288,8 +286,6 @@ def quiz_submit(*, participant_id: int, attempt_id, answers: dict) -> tuple[Part
 def after_instructions(p: Participant) -> list[str]:
     """Called by ``participant_ready`` under the participant's row lock: put ``p`` where its
     onboarding says (waiting, onboarding, or let go); returns the fields to save."""
-    from crowd.outcomes import participant_exit
-
     status = needed(p)
     if status == "take":
         p.state = Participant.State.ONBOARDING
@@ -313,8 +309,6 @@ def _result_row(p: Participant, kind: str, version: str) -> OnboardingResult:
 
 def current_practice(p: Participant):
     """The worker's practice round not yet graded, if any (selector)."""
-    from crowd.models import PracticeRound
-
     return PracticeRound.objects.filter(participant=p, graded=False).select_related("match").order_by("-pk").first()
 
 
@@ -323,10 +317,6 @@ def practice_start(*, participant_id: int):
     """The worker's practice match against the game's agent: the one under way, or a new one.
     Its seat has no participant (the match is no game of the batch: it is not counted, has no
     batch and is left out of the exports); its token is kept on the PracticeRound."""
-    from crowd.models import PracticeRound
-    from live.models import Seat
-    from live.services import SeatSpec, match_create
-
     p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
     practice = definition(p.batch.game_id, PRACTICE)
     if p.state != Participant.State.ONBOARDING or p.batch.onboarding != PRACTICE or practice is None:
@@ -348,9 +338,6 @@ def practice_check(*, participant_id: int) -> Participant:
     """Grade the worker's practice match once it has ended: passed (played to its end with the
     score asked) -> waiting; failed with attempts left -> stays in onboarding; the last attempt
     failed -> exit ``failed_onboarding``. A match still running changes nothing."""
-    from crowd.outcomes import participant_exit
-    from live.models import Match
-
     p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)
     practice = definition(p.batch.game_id, PRACTICE)
     rnd = current_practice(p)
@@ -383,7 +370,5 @@ def practice_check(*, participant_id: int) -> Participant:
 
 def practice_next_url(match) -> str | None:
     """Where a practice match's page sends the worker when it ends: back to their page."""
-    from crowd.models import PracticeRound
-
     rnd = PracticeRound.objects.filter(match=match).select_related("participant").first()
     return f"/p/{rnd.participant.token}/" if rnd else None

@@ -32,6 +32,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils import timezone
+
+from crowd.entry import ENTRY_KINDS
+
 OUTCOMES = ("completed", "time_up", "timed_out", "no_partner", "partner_left", "agent_failed", "returned_early", "no_consent",
             "screened_out")
 
@@ -206,8 +210,6 @@ def prolific_code(batch, outcome: str) -> str:
 def participant_exit(p, reason: str) -> list[str]:
     """End ``p``'s part with ``reason``, recording the outcome and pay; returns the fields to
     save. The caller holds the participant's row lock and has checked it was not done yet."""
-    from django.utils import timezone
-
     p.state = "done"
     p.exit_reason = reason
     p.finished_at = timezone.now()
@@ -218,8 +220,6 @@ def participant_exit(p, reason: str) -> list[str]:
 def crowd_problems(*, entry_kinds, exit_pay, prolific_codes, pay_cents: int) -> list[tuple[str, str]]:
     """(field, message) for each problem with a batch's entry kinds, pay per outcome and Prolific
     codes (the admin's batch form shows them)."""
-    from crowd.entry import ENTRY_KINDS
-
     out = []
     if not isinstance(entry_kinds, list) or not all(k in ENTRY_KINDS for k in entry_kinds):
         out.append(("entry_kinds", f"Entry kinds are some of: {', '.join(ENTRY_KINDS)}."))

@@ -35,16 +35,17 @@ import math
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+import json
 
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
 from django.utils import timezone
+from botocore.exceptions import BotoCoreError, ClientError
 
-from crowd import mturk, outcomes, prolific
-from crowd import verify
+from crowd import mturk, outcomes, prolific, verify
 from games.registry import bonus_kinds
 from crowd.models import BonusRule, Launch, PayAction, Participant
-from live.models import Batch, Match, Seat
+from live.models import Batch, Match, MatchEvent, Seat
 from groundtalk_web import csvsafe
 
 ENDED = (Match.Status.FINISHED, Match.Status.TIMED_OUT)
@@ -154,8 +155,6 @@ CHAT_EVENTS = ("message_sent", "question_asked", "answer_given")
 
 def dialog_excerpts(match_ids, n: int = 3) -> dict:
     """match id -> its first ``n`` dialog lines ("role: text"), one query."""
-    from live.models import MatchEvent
-
     out: dict = {}
     for e in (MatchEvent.objects.filter(match_id__in=list(match_ids), type__in=CHAT_EVENTS)
               .order_by("match_id", "seq").only("match_id", "actor", "payload")):
@@ -266,8 +265,6 @@ def _failed(row: PayAction, exc: Exception) -> None:
 
 
 def _plain(x):
-    import json
-
     return json.loads(json.dumps(x, default=str)) if x is not None else {}
 
 
@@ -289,8 +286,6 @@ def act(p: Participant, kind: str, *, by=None, reason: str = "", retry: bool = F
         block_qualification_id: str = "", unpaid_ok: bool = False) -> PayAction | None:
     """Approve, reject, bonus or block one participant; returns the row (None: nothing to send).
     ``unpaid_ok``: approve even when the worker's outcome pays nothing (a person confirmed it)."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
     clients = {} if clients is None else clients
     if p.platform not in ("mturk", "prolific"):
         raise PayRefused(f"{p.worker_id} came through {p.platform or 'no platform'}: nothing to pay on a platform.")
@@ -369,7 +364,6 @@ def _already(mt, p: Participant, kind: str, exc, row: PayAction) -> dict | None:
     (get_assignment / list_bonus_payments) and the row is marked sent only when MTurk shows it done."""
     if mturk.error_code(exc) != "RequestError":
         return None
-    from botocore.exceptions import BotoCoreError, ClientError
 
     try:
         if kind == PayAction.Kind.APPROVE:
@@ -409,8 +403,6 @@ def act_many(participants, kind: str, **kw) -> dict:
 # ------------------------------------------------------------------------------------ launching
 def launch_mturk(batch: Batch, spec: mturk.HitSpec, *, live: bool, by=None, client=None) -> Launch:
     """Create the HIT; the Launch row records what was sent and what came back (or the error)."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
     launch = Launch.objects.create(batch=batch, platform="mturk", live=live, by=by, status="sending",
                                    params={"hit_type": spec.hit_type_params(), "hit": spec.hit_params("", batch.slug)})
     try:

@@ -9,12 +9,11 @@ from django.shortcuts import redirect, render
 from crowd import onboarding, questionnaire
 from live import ratelimit
 from crowd.models import Participant
+from crowd.views import terms
+from games.registry import get_game
 
 
 def _ctx(p: Participant) -> dict:
-    from crowd.views import terms
-    from games.registry import get_game
-
     return {"p": p, "batch": p.batch, "game": get_game(p.batch.game_id), "terms": terms(p.batch)}
 
 

@@ -44,7 +44,7 @@ from django.utils import timezone
 
 from crowd import mturk, prolific
 from crowd.entry import EntryRefused
-from crowd.models import Launch
+from crowd.models import Launch, Participant
 
 VERIFIED, UNVERIFIED, TRUSTED = "verified", "unverified", "trusted"
 PENDING = "pending"     # MTurk: the assignment exists and is not submitted yet (worker and HIT not confirmed)
@@ -176,8 +176,6 @@ def settle_pending(participant, assignment: dict) -> None:
     """A pending participant's assignment as MTurk lists it once submitted (ListAssignmentsForHIT,
     crowd/reconcile.py): verified when it names the participant's worker and HIT, refused (with
     why, for the lab) when not. Saved."""
-    from crowd.models import Participant
-
     if participant.verification != PENDING or assignment.get("AssignmentId") != participant.assignment_id:
         return
     if assignment.get("HITId") != participant.hit_id:
@@ -197,8 +195,6 @@ def recheck(participant, *, force: bool = False) -> Check | None:
     """Ask the platform again about an unverified or pending participant (at most every
     ``RECHECK_S`` unless ``force``); saves and returns what it said, None when not asked.
     ``NotVerified`` propagates (the platform says the participant is not who they said)."""
-    from crowd.models import Participant
-
     if participant.verification not in (UNVERIFIED, PENDING):
         return None
     tried = participant.verify_tried_at

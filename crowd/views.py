@@ -13,6 +13,8 @@ from crowd.staff import RESEARCH, staff_permission
 from live import ratelimit
 from crowd.models import Participant
 from live.models import Batch
+from games.registry import get_game
+from live.services import batch_turn_limit
 
 
 def participant_or_404(token: str) -> Participant:
@@ -136,9 +138,6 @@ def terms(batch) -> dict:
 
 def turn_limit_text(batch) -> str:
     """The batch's turn limit in words ("2 minutes"), or "" when it has none (docs/crowd.md)."""
-    from games.registry import get_game
-    from live.services import batch_turn_limit
-
     try:
         limit = batch_turn_limit(batch, get_game(batch.game_id))
     except KeyError:   # an unknown game: the page that needs the terms refuses the batch anyway

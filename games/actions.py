@@ -56,6 +56,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import PydanticCustomError
 
 from games.base import SYSTEM, IllegalAction, action_type
+from games.registry import get_game
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -322,15 +323,11 @@ def validate_action(game_id: str, action: Any) -> dict:
     """``action`` checked against ``game_id``'s schema: the normalised plain dict, or
     :class:`IllegalAction` (nothing changed). :class:`games.registry.UnknownGame` for a game
     that does not exist."""
-    from games.registry import get_game
-
     return get_game(game_id).actions.validate(action)
 
 
 def action_json_schema(game_id: str) -> dict:
     """``game_id``'s actions as a JSON Schema (draft 2020-12) document."""
-    from games.registry import get_game
-
     return get_game(game_id).actions.json_schema()
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from games.registry import GAMES
 from live import agent_seats
+from live.models import Batch
 
 _POSITIVE_INTS = {"rounds", "pool_size", "time_limit_s", "max_message_len", "min_pieces", "max_pieces"}
 
@@ -37,8 +38,6 @@ def _type_ok(value, types: tuple[type, ...]) -> bool:
 
 
 def problems(*, game_id, pairing, human_roles, agents, on_timeout, config) -> list[tuple[str, str]]:
-    from live.models import Batch
-
     if game_id not in GAMES:
         return [("game_id", f"Unknown game {game_id!r}; registered games: {', '.join(sorted(GAMES))}.")]
     out: list[tuple[str, str]] = []

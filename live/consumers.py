@@ -26,7 +26,6 @@ import time
 from functools import partial
 
 import orjson
-
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.consumer import get_handler_name
@@ -37,6 +36,7 @@ from games.base import IllegalAction
 from live.broadcast import group_for, set_main_loop
 from live.channel_layer import seat_gone, seat_listening
 from live.services import project_event
+from crowd import identity
 
 # Database work runs in a thread pool, not the single thread-sensitive thread, so one slow
 # query does not hold up every seat of the process.
@@ -67,8 +67,6 @@ JOIN_RATE, JOIN_BURST = 1, 3   # join attempts per connection (each costs a data
 def _browser_owns(scope, seat) -> bool:
     """Whether the handshake's session cookie is the browser the seat's participant is bound to
     (crowd/identity.py); a worker thread: it reads the session store."""
-    from crowd import identity
-
     return identity.seat_allowed(identity.session_from_scope(scope), seat, claim=False)
 
 

@@ -18,22 +18,19 @@ import random
 from dataclasses import dataclass
 
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
-from crowd import entry as crowd_entry
-from crowd import identity
-from crowd import onboarding as crowd_onboarding
-from crowd import platform_ids
-from crowd import studies as crowd_studies
-from crowd import verify
+from crowd import (entry as crowd_entry, identity, onboarding as crowd_onboarding, platform_ids,
+                   studies as crowd_studies, verify)
 from crowd.outcomes import participant_exit
 from live import presence
 from crowd.models import Participant
 from live.models import Batch, Content, Match, Seat
 from games.registry import get_game
-from live.services import SeatSpec, match_create
+from live.services import SeatSpec, match_abort, match_create
 from groundtalk_web.loopback import is_loopback
+from live.batches import batch_problems
 
 PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 
@@ -121,8 +118,6 @@ class BatchCannotRun(EntryError):
 
 
 def check_runnable(batch: Batch) -> None:
-    from live.batches import batch_problems
-
     if batch_problems(batch):
         raise BatchCannotRun(UNAVAILABLE)
 
@@ -381,7 +376,6 @@ def _content_for(batch: Batch):
     """The next item of the batch's content pool (the least used so far), or None to generate."""
     if not batch.content_pool:
         return None
-    from django.db.models import Count, Q
 
     return (Content.objects.filter(pk__in=batch.content_pool)
             .annotate(uses=Count("match", filter=Q(match__batch=batch)))
@@ -527,8 +521,6 @@ def match_partner_gone(*, seat: Seat, gone_after_s: int) -> bool:
 
     The remaining worker's game counts (they are paid); everything logged so far is kept.
     """
-    from live.services import match_abort
-
     others = Seat.objects.filter(match_id=seat.match_id, kind=Seat.Kind.HUMAN).exclude(pk=seat.pk)
     now = timezone.now()
     gone = [o for o in others if o.connected == 0 and o.left_at and (now - o.left_at).total_seconds() >= gone_after_s]

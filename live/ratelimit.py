@@ -33,7 +33,15 @@ import threading
 import time
 from dataclasses import dataclass
 
+import redis
+import redis.asyncio
 from django.conf import settings
+from django.db import connections
+from django.http import JsonResponse
+from django.shortcuts import render
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 log = logging.getLogger(__name__)
 
@@ -151,8 +159,6 @@ class MemoryBackend:
 
 
 def _redis_errors() -> tuple:
-    import redis
-
     return (redis.exceptions.RedisError, OSError, asyncio.TimeoutError, TimeoutError)
 
 
@@ -188,10 +194,6 @@ class RedisBackend:
         if self._sync is None:
             with self.lock:
                 if self._sync is None:
-                    import redis
-                    from redis.backoff import NoBackoff
-                    from redis.retry import Retry
-
                     pool = redis.BlockingConnectionPool.from_url(self.url, **self._pool_kwargs(Retry(NoBackoff(), 0)))
                     self._sync = redis.Redis(connection_pool=pool).register_script(GCRA_LUA)
         return self._sync
@@ -200,13 +202,9 @@ class RedisBackend:
         loop = asyncio.get_running_loop()
         script = self._async.get(loop)
         if script is None:
-            import redis.asyncio
-            from redis.asyncio.retry import Retry
-            from redis.backoff import NoBackoff
-
             for other in [other for other in self._async if other.is_closed()]:   # loops that ended (tests)
                 del self._async[other]
-            pool = redis.asyncio.BlockingConnectionPool.from_url(self.url, **self._pool_kwargs(Retry(NoBackoff(), 0)))
+            pool = redis.asyncio.BlockingConnectionPool.from_url(self.url, **self._pool_kwargs(AsyncRetry(NoBackoff(), 0)))
             script = self._async[loop] = redis.asyncio.Redis(connection_pool=pool).register_script(GCRA_LUA)
         return script
 
@@ -307,7 +305,6 @@ def default_prefix() -> str:
     so deployments (or test runs) that share a Redis do not share limits."""
     if settings.GT_RL_PREFIX:
         return settings.GT_RL_PREFIX
-    from django.db import connections
 
     name = str(connections["default"].settings_dict.get("NAME") or "default")
     return f"gt:rl:{name.replace('/', '_')[-80:]}:"
@@ -393,9 +390,6 @@ def http_check(request, kind: str, *, participant_token: str | None = None) -> D
 
 def too_many_requests(request, decision: Decision, *, as_json: bool = False):
     """HTTP 429 with ``Retry-After``: JSON for the poll, else a page that tries again by itself."""
-    from django.http import JsonResponse
-    from django.shortcuts import render
-
     wait = decision.retry_after_s
     if as_json:
         response = JsonResponse({"error": "rate_limited", "retry_after_s": wait}, status=429)

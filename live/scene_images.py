@@ -47,6 +47,8 @@ from django.views.decorators.http import require_safe
 from live import selectors
 from live.models import Match
 from games.registry import get_game
+from clevr.render import render_png
+from crowd.identity import seat_allowed
 
 #: name -> (width, height, supersample)
 SIZES = {"thumb": (240, 160, 2), "full": (480, 320, 2), "large": (720, 480, 2)}
@@ -106,8 +108,6 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def cached_png(scene: dict, size: str) -> tuple[bytes, str]:
     """(PNG bytes, key) for ``scene`` at ``size``, rendered once and then read from disk."""
-    from clevr.render import render_png
-
     key = scene_key(scene, size)
     path = cache_dir() / key[:2] / f"{key}.png"
     try:
@@ -181,8 +181,6 @@ def _real_image_path(match: Match, image_id: str, scene: dict) -> Path | None:
 def _lookup(match_id, token: str, image_id: str, size: str, session=None):
     """Authorise and find the image: (scene, real file or None), or NotFound (runs in a worker thread).
     A seat's images go only to the browser its participant is bound to (crowd/identity.py)."""
-    from crowd.identity import seat_allowed
-
     seat = selectors.seat_by_token(token)
     if seat is None or str(seat.match_id) != str(match_id) or not seat_allowed(session, seat, claim=False):
         raise NotFound(NO_SEAT)

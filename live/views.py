@@ -12,23 +12,22 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from crowd import entry as crowd_entry
-from crowd import identity
-from crowd import quality_views as crowd_quality_views
+from crowd import entry as crowd_entry, identity, quality_views as crowd_quality_views, views as crowd_views
 from crowd.onboarding import practice_next_url
-from crowd import views as crowd_views
 from live import lobby, ratelimit, selectors
 from crowd.models import Participant
-from live.models import Batch
+from live.models import Batch, Match
 from games.registry import get_game
 from groundtalk_web.csp import allow_form_action
 from groundtalk_web.errors import error_response
+from live.batches import runnable
+from games.actions import action_json_schema
+from crowd.outcomes import pay_for, pay_text
+from live.services import match_end_stalled as end_stalled_match, stall_offer
 
 
 @require_GET
 def home(request):
-    from live.batches import runnable
-
     # Demo batches only, and only where demo links open (embedded, or GT_DEMO=1 on loopback for a
     # browser on this machine): a live study is never listed (issue 11).
     demo = _demo_open_for(request)
@@ -236,8 +235,6 @@ def seat_config(seat, next_url: str) -> dict:
 def seat_text_max(game_id: str, role: str) -> int | None:
     """The longest text this role may send, from the game's action schema (the ``text`` field of
     the role's actions; the page's character counter shows it). None when the role sends no text."""
-    from games.actions import action_json_schema
-
     limits = [model["properties"]["text"].get("x-maxTrimmedLength") or model["properties"]["text"].get("maxLength")
               for model in action_json_schema(game_id).get("$defs", {}).values()
               if role in model.get("x-roles", ()) and "text" in model.get("properties", {})]
@@ -275,10 +272,6 @@ def match_turn(request, match_id):
     """The turn clock as this seat may act on it (static/gt/stall.js): whether its partner has not
     taken their turn within the limit (``offer``: this seat may end the game), or whether this seat
     has not (``stalled``), with what ending the game would pay each, in plain words."""
-    from crowd.outcomes import pay_for, pay_text
-    from live.models import Match
-    from live.services import stall_offer
-
     seat, refused = _seat_for(request, match_id, request.GET.get("seat", ""))
     if refused:
         return refused
@@ -297,12 +290,10 @@ def match_turn(request, match_id):
 @require_POST
 def match_end_stalled(request, match_id):
     """The partner who waited ends the game: the other seat did not take its turn in time."""
-    from live.services import match_end_stalled as end
-
     seat, refused = _seat_for(request, match_id, request.POST.get("seat", ""))
     if refused:
         return refused
-    if not end(match_id=seat.match_id, role=seat.role):
+    if not end_stalled_match(match_id=seat.match_id, role=seat.role):
         return JsonResponse({"ended": False, "message": "Your partner has taken their turn, or the game is over: "
                                                         "the game goes on."}, status=409)
     return JsonResponse({"ended": True})

@@ -38,10 +38,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import DateTimeField, Exists, ExpressionWrapper, F, OuterRef, Q
 from django.utils import timezone
+from channels.db import database_sync_to_async
 
 from live.agent_seats import agent_spec, default_timeout_s, fallback_turn
-from live.models import Match
+from live.models import Match, Seat
 from live.presence import absent_seats_sweep
+from live.services import match_abort, match_time_up, match_turn_timed_out
 
 log = logging.getLogger(__name__)
 CLAIM_LIMIT = 50
@@ -96,8 +98,6 @@ def _stalled(active, now):
     """Active matches whose human seat due has not taken its turn within the turn limit, not yet
     recorded. A match with a person gone is left to the partner-gone check (the partner may have
     left first: ``match_staller`` decides when it ends)."""
-    from live.models import Seat
-
     gone = Seat.objects.filter(match=OuterRef("pk"), kind=Seat.Kind.HUMAN, connected=0, left_at__isnull=False)
     return (active.filter(turn_since__isnull=False, turn_limit__isnull=False, stalled_role="")
             .alias(ran_out=ExpressionWrapper(F("turn_since") + F("turn_limit"), output_field=DateTimeField()))
@@ -131,8 +131,6 @@ def _is_due(agent_seats: dict, since, deadline, now) -> bool:
 
 def _move_on(match: Match, now) -> str:
     """What the watchdog does for one claimed match (its row is locked by the caller)."""
-    from live.services import match_abort, match_time_up, match_turn_timed_out
-
     if match.inactivity_limit is not None and match.updated_at + match.inactivity_limit <= now:
         match_abort(match_id=match.id, reason="inactive")   # everyone has left
         return "inactive"
@@ -173,8 +171,6 @@ def _move_on(match: Match, now) -> str:
 async def run_watchdog(interval_s: float) -> None:
     """Sweep every ``interval_s`` seconds until cancelled (a failed sweep is logged and retried:
     the database may be restarting)."""
-    from channels.db import database_sync_to_async
-
     sweep = database_sync_to_async(watchdog_sweep, thread_sensitive=False)
     last_error = 0.0
     while True:

@@ -19,6 +19,7 @@ from django import forms
 
 from live.batches import _POSITIVE_INTS, config_choices, config_schema
 from games.registry import GAMES
+from agents.registry import all_agents
 
 
 def roles_field(game_id: str) -> str:
@@ -39,8 +40,6 @@ def _short(text: str, limit: int = 70) -> str:
 
 
 def _agent_choices(game_id: str, role: str) -> list[tuple[str, str]]:
-    from agents.registry import all_agents
-
     named = [(name, f"{name} — {_short(spec.description)}" if spec.description else name)
              for name, spec in sorted(all_agents().items()) if spec.game_id == game_id and spec.role == role]
     return [("", "— none (a person, or no agent) —"), *named]

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import json
 from typing import Callable, Iterator, TextIO
+import queue
+import threading
+import asyncio
+
+from django.db import connections
 
 from games.registry import GAMES
 from live.selectors import export_matches
@@ -123,8 +128,6 @@ class _ChunkOut:
             self.put(chunk)
 
     def put(self, item) -> None:
-        import queue
-
         while True:
             if self.cancel.is_set():
                 raise _Cancelled
@@ -146,9 +149,6 @@ class ExportStream:
     the writer at its next write."""
 
     def __init__(self, fmt: str, *, chunk_bytes: int = 64 * 1024, depth: int = 8, **options):
-        import queue
-        import threading
-
         _resolve(fmt, options.get("game"), options.get("status", DEFAULT_STATUS))
         self.fmt, self.options, self.chunk_bytes = fmt, options, chunk_bytes
         self.q = queue.Queue(maxsize=depth)
@@ -158,8 +158,6 @@ class ExportStream:
         self.notify = None
 
     def _work(self) -> None:
-        from django.db import connections
-
         out = _ChunkOut(self.q, self.cancel, self.chunk_bytes)
         out.notify = self.notify
         try:
@@ -177,15 +175,11 @@ class ExportStream:
             connections.close_all()
 
     def _start(self) -> None:
-        import threading
-
         if self.thread is None:
             self.thread = threading.Thread(target=self._work, name=f"export-{self.fmt}", daemon=True)
             self.thread.start()
 
     def _get(self):
-        import queue
-
         while True:
             try:
                 return self.q.get(timeout=0.5)
@@ -210,9 +204,6 @@ class ExportStream:
             self.cancel.set()
 
     async def _aiter(self):
-        import asyncio
-        import queue
-
         # No executor thread waits on the queue (the loop's default executor serves the consumers'
         # database calls): the writer wakes this coroutine through the loop after each chunk.
         loop = asyncio.get_running_loop()

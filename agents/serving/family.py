@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from agents.checkpoints import file_sha256
 from agents.model_config import ModelAgentConfig, ModelConfigError
+from games.registry import get_game
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +68,13 @@ def load_family(cfg: ModelAgentConfig) -> LoadedFamily:
         raise ModelConfigError(f"agent {cfg.name}: checkpoint {cfg.checkpoint} has sha256 {sha}, but the "
                                f"configuration pins {cfg.sha256}.")
     if cfg.device.startswith("cuda"):
-        import torch
+        import torch   # here: torch is the optional `models` extra, imported only where a model loads
 
         if not torch.cuda.is_available():
             raise ModelConfigError(f"agent {cfg.name}: device {cfg.device!r} is configured but torch sees no CUDA "
                                    f"device on this machine (torch {torch.__version__}).")
     if cfg.threads:
-        import torch
+        import torch   # (as above)
 
         torch.set_num_threads(cfg.threads)   # a CPU worker beside the web, PostgreSQL and Redis
     started = time.monotonic()
@@ -83,8 +84,6 @@ def load_family(cfg: ModelAgentConfig) -> LoadedFamily:
 
 def warmup_views(configs: list[ModelAgentConfig]) -> list[dict]:
     """Views a game produces for the family's seats: each agent's role at the start of a match."""
-    from games.registry import get_game
-
     views = []
     for cfg in configs:
         game = get_game(cfg.game_id)

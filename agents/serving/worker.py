@@ -65,13 +65,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections, transaction
+from kombu import Connection, Consumer, Exchange, Queue
 
 from agents import liveness
 from agents.registry import family_configs
 from agents.model_config import ModelAgentConfig
 from agents.serving.family import LoadedFamily, load_family, warm_up
 from agents.seats import seats_record_model
+from live import match_store
+from live.models import Match
+from games.registry import get_game
+from agents.services import agent_fallback_turn
+from games.base import IllegalAction
+from live.services import match_apply_action
 
 log = logging.getLogger(__name__)
 timings_log = logging.getLogger("agents.serving.timings")
@@ -131,8 +138,6 @@ class ModelWorker:
     # ------------------------------------------------------------------------------- the loop
     def run(self) -> None:
         """Load, warm up, then consume until stopped; reconnects to the broker with a backoff."""
-        from kombu import Connection
-
         if self.family is None:
             self.load()
         pause = 0.5
@@ -162,8 +167,6 @@ class ModelWorker:
                 self._timings_file.close()
 
     def _consume(self, conn) -> None:
-        from kombu import Consumer, Exchange, Queue
-
         queue = Queue(self.queue_name, Exchange(self.queue_name, type="direct"), routing_key=self.queue_name)
         with Consumer(conn, queues=[queue], callbacks=[self._on_message], accept=["json"], no_ack=True):
             if self.heartbeat is None:   # warm and consuming: now the queue has a worker
@@ -215,10 +218,6 @@ class ModelWorker:
 
     # ------------------------------------------------------------------------------- one batch
     def _run_batch(self) -> None:
-        from live import match_store
-        from live.models import Match
-        from games.registry import get_game
-
         turns, self.pending = self.pending, []
         started = time.monotonic()
         close_old_connections()   # a database that restarted: a fresh connection
@@ -293,8 +292,6 @@ class ModelWorker:
         """Write the batch's answers, and the model on the seats it played for the first time, in
         one transaction (see the module docstring); should that transaction fail as a whole, each
         turn again on its own."""
-        from django.db import DatabaseError, transaction
-
         order = sorted(range(len(due)), key=lambda i: str(due[i][1].id))   # one lock order for all workers
         try:
             with transaction.atomic():
@@ -318,12 +315,6 @@ class ModelWorker:
         database error inside the batch's transaction ends that transaction (``in_batch``: raised
         to :meth:`_submit_all`, which starts again turn by turn). Returns ``(match_id, role)`` when
         the model's answer was played."""
-        from django.db import DatabaseError
-
-        from agents.services import agent_fallback_turn
-        from games.base import IllegalAction
-        from live.services import match_apply_action
-
         started, acted = time.monotonic(), None
         try:
             if failure is not None:
@@ -361,8 +352,6 @@ class ModelWorker:
     def _record_seats(self, acted: list[tuple[str, str]], *, in_batch: bool) -> None:
         """The model's record (checkpoint hash, version) on the seats it played; each seat once per
         process (``self.recorded``), so a batch of seats seen before costs no query."""
-        from django.db import DatabaseError
-
         fresh = [key for key in acted if key not in self.recorded]
         try:
             seats_record_model(turns=fresh, record=self.family.seat_record())

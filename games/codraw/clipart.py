@@ -32,6 +32,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from games.codraw import art
+
 # ------------------------------------------------------------------------------------- constants
 CANVAS_W = 500
 CANVAS_H = 400
@@ -327,8 +329,6 @@ def geometry(idx: int, subtype: int = 0) -> tuple[float, float, dict[str, tuple[
     unflipped frame (origin top-left): a person's ``head_top``, ``hat``, ``eyes``,
     ``hand_front``, ``hand_back``, ``foot_front``, ``foot_back``; a hat's or glasses' ``wear``;
     a held thing's ``hold``."""
-    from games.codraw import art           # imported here: only layout needs the drawings
-
     info = art.art_info(idx, subtype if is_human(idx) else 0)
     anchors = {name: (float(x), float(y)) for name, (x, y) in info["anchors"].items()}
     return float(info["width"]), float(info["height"]), anchors

@@ -341,11 +341,10 @@ def summarize(outcomes: list[dict]) -> str:
 
 def plot(outcomes: list[dict], path: str) -> None:
     """Accuracy per condition with 95% bootstrap intervals over matches (``simulate --plot``)."""
-    import matplotlib
+    import matplotlib   # here: matplotlib and scipy.stats take seconds to load; only a plot needs them
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
     from scipy import stats
 
     labels, means, lows, highs = [], [], [], []

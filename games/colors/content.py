@@ -25,6 +25,7 @@ positions. ``positions[role][i]`` is the 0-based slot where that role sees color
 from __future__ import annotations
 
 import warnings
+import csv
 
 import colour
 import numpy as np
@@ -223,8 +224,6 @@ def import_file(path: str) -> list[dict]:
     with its click columns), as content items: one per ``gameid``, its rounds in ``roundNum``
     order (one row per round is read: the release repeats a round's columns on each message).
     Raises ValueError, naming the line, on a file that is not in that shape."""
-    import csv
-
     games: dict[str, dict[int, dict]] = {}
     with open(path, newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)

@@ -36,6 +36,7 @@ from typing import IO, Iterable, Iterator
 
 from games.records import model_label
 from groundtalk_web import csvsafe
+from games.colors.content import PAIR_NAMES, pair_distances
 
 # ----------------------------------------------------------------------------------------- constants
 CSV_COLUMNS = [
@@ -96,8 +97,6 @@ def context_distances(record: dict, content_round: dict | None) -> dict:
     """targetD1Diff, targetD2Diff, D1D2Diff of a round (CIEDE2000), from its context."""
     distances = (content_round or {}).get("distances")
     if not distances:
-        from games.colors.content import PAIR_NAMES, pair_distances
-
         distances = {name: round(float(d), 2) for name, d in zip(PAIR_NAMES, pair_distances(record["colors"]))}
     return {"targetD1Diff": distances["target_distr1"], "targetD2Diff": distances["target_distr2"],
             "D1D2Diff": distances["distr1_distr2"]}

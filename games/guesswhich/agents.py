@@ -85,7 +85,7 @@ def summarize(outcomes) -> str:
 
 def plot(outcomes, path: str) -> None:
     """Per-round mean coarse rank of the best guess (the paper's Fig. 4), ``simulate --plot``."""
-    import matplotlib
+    import matplotlib   # here: matplotlib takes seconds to load; only a plot needs it
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

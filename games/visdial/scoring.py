@@ -31,8 +31,10 @@ import math
 from pathlib import Path
 
 import numpy as np
+from rapidfuzz import fuzz
 
 from clevr.metrics import ndcg_from_ranks, retrieval_metrics, scores_to_ranks
+from games.visdial.exports import norm_answer
 
 
 class ScoringError(ValueError):
@@ -124,10 +126,6 @@ def answerer_predictions(export: dict, images: dict, agent) -> list[dict]:
     question, history, caption, round_index)``) on ``export``. ``images`` maps each exported
     ``image_id`` to ``{"scene", "caption"}`` (the scene the dialog was played on, the caption as
     shown); a dialog without one is an error."""
-    from rapidfuzz import fuzz
-
-    from games.visdial.exports import norm_answer
-
     questions, answers = export["data"]["questions"], export["data"]["answers"]
     rows = []
     for d in export["data"]["dialogs"]:

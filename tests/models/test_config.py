@@ -51,7 +51,7 @@ def test_a_gpu_device_makes_a_gpu_agent(models_file):
 
 
 def test_no_file_means_no_model_agents(tmp_path, monkeypatch):
-    from agents.serving import config
+    from agents import model_config as config
 
     monkeypatch.setattr(config, "DEFAULT_FILE", tmp_path / "absent.toml")
     monkeypatch.delenv("GT_MODELS_FILE", raising=False)

@@ -21,6 +21,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.registry import all_agents
+from groundtalk_web.celery import app
 
 
 class Command(BaseCommand):
@@ -36,8 +37,6 @@ class Command(BaseCommand):
                             help="run Celery in this process instead of a supervised child")
 
     def handle(self, *args, **opts):
-        from groundtalk_web.celery import app
-
         specs = all_agents()
         # torch agents of the models file are served by ``model_worker --family`` (batched, warm)
         batched = {n for n, s in specs.items() if s.model is not None and s.model.kind == "torch"}

@@ -23,6 +23,7 @@ from django.core.management.base import BaseCommand, CommandError
 from agents.management.commands.agent_worker import Command as AgentWorkerCommand
 from agents.registry import family_configs
 from agents.model_config import ModelConfigError
+from agents.serving.worker import serve
 
 
 class Command(BaseCommand):
@@ -51,7 +52,6 @@ class Command(BaseCommand):
         logging.getLogger().setLevel(opts["loglevel"].upper())
         if opts["timings"] or opts["loglevel"].lower() == "info":
             logging.getLogger("agents.serving.timings").setLevel(logging.INFO)
-        from agents.serving.worker import serve
 
         try:
             serve(opts["family"], timings_path=opts["timings"] or None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from games.guesswhich.agents import summarize
+from games.guesswhich.agents import summarize, summary
 from live.models import Match
 from research.monitor import PLAY_CHOICES, CompareRefused, compare_groups, outcomes_by_role
 
@@ -55,12 +55,10 @@ class Command(BaseCommand):
 
     @staticmethod
     def _plot(grouped: dict[str, list[dict]], path: str) -> None:
-        import matplotlib
+        import matplotlib   # here: matplotlib takes seconds to load; only --plot needs it
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-
-        from games.guesswhich.agents import summary
 
         fig, ax = plt.subplots(figsize=(5.5, 3.4))
         for version, outcomes in sorted(grouped.items()):

@@ -15,6 +15,7 @@ from games.base import IllegalAction
 from live.models import Batch, Match, Seat
 from games.registry import UnknownGame, game_named, get_game
 from live.services import SeatSpec, match_apply_action, match_create
+from agents.seats import seats_record_model
 
 
 def resolve_game(name: str):
@@ -57,7 +58,6 @@ def play_match(match: Match, agents: dict[str, str], max_steps: int = 100_000) -
             except IllegalAction as exc:
                 raise CommandError(f"{agents[role]} made an illegal move in {match.id}: {exc}") from exc
             if callable(getattr(agent, "seat_record", None)):   # a model agent: its checkpoint hash on the seat
-                from agents.seats import seats_record_model
 
                 seats_record_model(turns=[(str(match.id), role)], record=agent.seat_record())
             moved = True
