@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiny_models import small_alice, tiny_listener, tiny_speaker  # noqa: F401 (session fixtures)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -3,7 +3,7 @@ naming the agent (this process, the web server and the worker all read it, ``GT_
 real ``manage.py model_worker`` process for its family (with its timings log), warmed up before the
 test starts (its queue heartbeats only then), and uvicorn on the test database. Also what those
 tests share: the watched page (:func:`watched_page`), entering a batch and being paired
-(:func:`enter_paired`) and a small neural ALICE trained in the test (:func:`train_small_alice`)."""
+(:func:`enter_paired`). The small neural ALICE they play is the session's (tests/tiny_models.py)."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,6 @@ import sys
 import textwrap
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 import psutil
 import pytest
@@ -132,22 +131,3 @@ def enter_paired(page, base: str, batch, person: str):
     page.click("#ready")
     page.wait_for_url("**/m/**", timeout=30000)
     return Match.objects.get(batch=batch)
-
-
-def train_small_alice(folder: Path) -> Path:
-    """A small neural ALICE checkpoint (its own answerer, and the neural QBot's answer model),
-    trained on one torch thread by the project's own training on its generated dialogs."""
-    import torch
-
-    from games.guesswhich.neural import train as neural_train
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        result = neural_train.train(dialogs=150, epochs=3, seed=5, hidden=32, embed=16, val_dialogs=20,
-                                    progress=False)
-    finally:
-        torch.set_num_threads(threads)
-    path = folder / "guesswhich_neural_alice.pt"
-    result.save(path)
-    return path

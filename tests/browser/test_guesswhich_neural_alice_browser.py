@@ -1,7 +1,7 @@
 """A person (the questioner) plays GuessWhich in headless Chromium at 1366x768 against the neural
 ALICE (games/guesswhich/neural/agents.py ``NeuralAliceAgent``) served by a real ``manage.py
 model_worker`` process (tests/browser/model_stack.py). Its checkpoint is not in git: a small one is
-trained here with the project's own training (games/guesswhich/neural/train.py). The batch is
+trained once per session with the project's own training (games/guesswhich/neural/train.py). The batch is
 entered through the lobby with a signed lab link; each round the person asks a question, reads
 the model's answer in the chat and picks a best guess; then finds the secret image and rates the
 answers. Every answer comes from the model (the worker's timing log, no fallback) and is one of
@@ -19,7 +19,7 @@ from games.guesswhich.rules import C as GW
 from live.models import Batch, Match, MatchEvent, Seat
 
 from tests.browser.model_stack import (SHOTS, acted_turns, agent_entry, enter_paired, model_worker_stack, read_lines,
-                                      train_small_alice, watched_page)
+                                      watched_page)
 from tests.browser.sync import wait_painted
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -34,9 +34,9 @@ def thumb(image_id: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def alice_checkpoint(tmp_path_factory):
-    """A small neural ALICE, trained here on the project's generated dialogs."""
-    return train_small_alice(tmp_path_factory.mktemp("alice"))
+def alice_checkpoint(small_alice):
+    """The session's small neural ALICE (tests/tiny_models.py), trained on the project's generated dialogs."""
+    return small_alice[1]
 
 
 @pytest.fixture

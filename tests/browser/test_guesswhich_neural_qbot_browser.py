@@ -1,7 +1,7 @@
 """A person (the answerer) plays GuessWhich in headless Chromium at 1366x768 against the neural
 QBot (games/guesswhich/neural/qbot.py ``NeuralQBot``) served by a real ``manage.py model_worker``
 process (tests/browser/model_stack.py). Its answer model is a neural ALICE checkpoint, not in git:
-a small one is trained here with the project's own training (games/guesswhich/neural/train.py).
+a small one is trained once per session with the project's own training (games/guesswhich/neural/train.py).
 The batch is entered through the lobby with a signed lab link; each round the person reads the
 model's question on the page and answers it truthfully about the secret image (what the exact
 ALICE says of its scene); the model then guesses its way to the secret and skips the feedback.
@@ -19,7 +19,7 @@ from games.guesswhich.rules import view_for
 from live.models import Batch, Match, MatchEvent, Seat
 
 from tests.browser.model_stack import (SHOTS, acted_turns, agent_entry, enter_paired, model_worker_stack, read_lines,
-                                      train_small_alice, watched_page)
+                                      watched_page)
 from tests.browser.sync import wait_painted, wait_synced
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -37,9 +37,9 @@ QUESTION_DUE = """k => {
 
 
 @pytest.fixture(scope="module")
-def alice_checkpoint(tmp_path_factory):
-    """A small neural ALICE (the QBot's answer model), trained here on the project's generated dialogs."""
-    return train_small_alice(tmp_path_factory.mktemp("qbot"))
+def alice_checkpoint(small_alice):
+    """The session's small neural ALICE (the QBot's answer model; tests/tiny_models.py)."""
+    return small_alice[1]
 
 
 @pytest.fixture

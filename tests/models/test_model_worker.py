@@ -164,19 +164,13 @@ def test_a_missing_checkpoint_is_a_start_up_error(models_file, tmp_path):
     assert done.returncode != 0 and "No torch agent of family 'other'" in done.stderr and "families: tiny" in done.stderr
 
 
-def test_the_neural_color_listener_serves_through_the_worker(models_file, tmp_path):
+def test_the_neural_color_listener_serves_through_the_worker(models_file, tmp_path, request):
     """The project's own neural literal listener (games/colors/neural/agents.py, issue 13 item 5),
-    trained tiny here, named only in the models file: warm-up, one batch for three matches."""
+    the session's tiny one (tests/tiny_models.py), named only in the models file: warm-up, one
+    batch for three matches."""
     if settings.GT_AGENT_MODE != "celery":
         pytest.skip("needs REDIS_URL and DATABASE_URL (the full stack)")
-    import torch
-
-    from games.colors.neural import train as neural_train
-
-    torch.set_num_threads(1)
-    checkpoint = tmp_path / "listener.pt"
-    neural_train.train("colors_neural_listener", examples=600, epochs=2, seed=3, hidden=32, embed=16,
-                       val_examples=100, progress=False).save(checkpoint)
+    checkpoint = request.getfixturevalue("tiny_listener")[1]
     path = models_file(torch_entry(checkpoint, name="neural_listener", family_key="neural")
                        .replace("tests.models.tiny_family:TinyColorsListener",
                                 "games.colors.neural.agents:NeuralLiteralListener")
