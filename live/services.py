@@ -231,10 +231,6 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
     Raises :class:`IllegalAction` (nothing changed) when the match is over, the action is stale
     or the rules refuse it. ``notice`` is a platform event written just before the action's own
     events in the same transaction (e.g. ``agent_timed_out`` before a fallback's move).
-    """
-    _check_envelope(action, client_action_id)
-    if try_conditional and notice is None and role != SYSTEM:
-        result = _apply_if_current(match_id, role, action, client_action_id, expected_seq)
 
     Locks and retries: the conditional write first (``try_conditional``; no lock held in Python,
     the UPDATE's row lock makes its check and write one step), once, with no retry; then, if it
@@ -242,6 +238,10 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
     so the actions of a match are applied one at a time across every process and worker. The
     locked way is not retried here: a connection-level error reaches the caller (a consumer asks
     its client to re-send with the same id, which the duplicate check makes safe).
+    """
+    _check_envelope(action, client_action_id)
+    if try_conditional and notice is None and role != SYSTEM:
+        result = _apply_if_current(match_id, role, action, client_action_id, expected_seq)
         if result is not None:
             return result
     with transaction.atomic():
