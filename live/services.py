@@ -38,8 +38,7 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
-from live import agent_seats, match_store
-from live.broadcast import broadcast_events
+from live import agent_seats, broadcast, match_store
 from games.base import SYSTEM, Event, IllegalAction, turn_limit_s, turn_taken
 from crowd.models import Participant
 from crowd.outcomes import participant_exit
@@ -132,7 +131,7 @@ def _announcement(match: Match, rows: list[MatchEvent]):
     snapshot = match_store.snapshot_for_broadcast(match)
 
     def send() -> None:
-        broadcast_events(match_id=match_id, events=wire, views=views, seq=seq, status=status, snapshot=snapshot)
+        broadcast.broadcast_events(match_id=match_id, events=wire, views=views, seq=seq, status=status, snapshot=snapshot)
         if agent_seats and to_act:
             agent_turns_due.send(sender=Match, match_id=match_id, seq=seq,
                                  roles=[r for r in to_act if r in agent_seats], agent_seats=agent_seats)
