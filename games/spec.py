@@ -92,6 +92,8 @@ class GameSpec:
                         None: the platform's generic line), ``board(state, rules, *, match_id, seq)
                         -> dict`` (what an observer sees at a replay step, beside ``to_act``),
                         ``match_images(match) -> dict`` (images the staff match page shows),
+                        ``image_scene(match, image_id) -> dict | None`` (the scene the staff image
+                        endpoint draws for one of them),
                         ``compare_test(outcomes_a, outcomes_b, scores_a, scores_b) -> dict``
                         (the test between two groups; required when :attr:`compare_roles` is
                         not empty): ``{"name", "columns", "rows"}``, each row with ``what``,

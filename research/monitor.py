@@ -365,14 +365,10 @@ def match_images(match: Match) -> dict:
 
 
 def image_scene(match: Match, image_id: str) -> dict | None:
-    """The scene of one image of the match's content (staff: every image of it), else None."""
-    content = match.content if isinstance(match.content, dict) else {}
-    for item in content.get("pool") or []:
-        if str(item.get("id")) == image_id:
-            return item.get("scene") or {}
-    if str(content.get("image_id")) == image_id:
-        return content.get("scene") or {}
-    return None
+    """The scene of one image of the match's content (staff: every image of it; the game monitor's
+    ``image_scene``), else None."""
+    scene = _hook(match.game_id, "image_scene")
+    return scene(match, image_id) if scene is not None else None
 
 
 def match_log(*, match: Match) -> dict:

@@ -48,3 +48,12 @@ def match_images(match) -> dict:
     content = match.content if isinstance(match.content, dict) else {}
     return {"pool": [str(item["id"]) for item in content.get("pool") or []],
             "secret": str(content.get("secret_id"))}
+
+
+def image_scene(match, image_id: str) -> dict | None:
+    """The scene of one image of the pool (the secret included), else None."""
+    content = match.content if isinstance(match.content, dict) else {}
+    for item in content.get("pool") or []:
+        if str(item.get("id")) == image_id:
+            return item.get("scene") or {}
+    return None

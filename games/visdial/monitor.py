@@ -63,3 +63,11 @@ def match_images(match) -> dict:
     if content.get("image_id") is not None:
         return {"image": str(content["image_id"])}
     return {}
+
+
+def image_scene(match, image_id: str) -> dict | None:
+    """The scene of the dialog's image, else None."""
+    content = match.content if isinstance(match.content, dict) else {}
+    if str(content.get("image_id")) == image_id:
+        return content.get("scene") or {}
+    return None
