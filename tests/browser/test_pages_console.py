@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from games.registry import GAMES
 from live.models import Batch
 from tests.platform.factories import lab_url
 
@@ -14,7 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = SCREENS.parent / "screenshots"
 
 
-@pytest.mark.parametrize("game_id", ["colors_v1", "codraw_v1", "guesswhich_v1", "visdial_v1"])
+@pytest.mark.parametrize("game_id", list(GAMES))
 def test_lobby_pages_log_no_console_error(live_server_url, browser, game_id):
     batch = Batch.objects.create(slug=f"console-{game_id.replace('_', '-')}", title="console", game_id=game_id,
                                  pairing=Batch.Pairing.HUMAN_HUMAN, config={}, max_wait_s=60)

@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 
 from agents.registry import get_agent_spec
+from games.registry import GAMES
 from live.models import Match, MatchEvent
 from live.services import match_apply_action
 from live.watchdog import watchdog_sweep
@@ -138,7 +139,7 @@ def test_an_agent_within_its_timeout_is_left_alone():
     assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
 
 
-@pytest.mark.parametrize("game_id", ["colors_v1", "codraw_v1", "guesswhich_v1", "visdial_v1"])
+@pytest.mark.parametrize("game_id", list(GAMES))
 def test_an_abandoned_match_of_every_game_ends_after_its_inactivity_limit(game_id):
     from crowd.models import Participant
     from live.models import Seat
