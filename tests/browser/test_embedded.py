@@ -5,8 +5,10 @@ per person, in one browser (issue 20, item 4)."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 
 import pytest
 from playwright.sync_api import expect
@@ -22,13 +24,30 @@ pytestmark = pytest.mark.browser
 TARGET_COLOR = "() => { const e = document.querySelector('.swatch.target'); return e && getComputedStyle(e).backgroundColor; }"
 
 
-@pytest.fixture
-def embedded_server(tmp_path):
+def embedded_env(sqlite_path) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "GT_AGENT_MODE"}}
-    env["SQLITE_PATH"] = str(tmp_path / "embedded.sqlite3")
+    env["SQLITE_PATH"] = str(sqlite_path)
+    return env
+
+
+@pytest.fixture(scope="module")
+def embedded_database(tmp_path_factory):
+    """A SQLite database as a newcomer's first ``run.sh`` leaves it (migrated, the demo batches of
+    ``gt_demo``), made once per module (a migrate and gt_demo take tens of seconds on a loaded
+    machine); each test serves a copy of its own."""
+    path = tmp_path_factory.mktemp("embedded") / "template.sqlite3"
+    env = embedded_env(path)
     for cmd in (["migrate", "-v0"], ["gt_demo"]):
         subprocess.run([sys.executable, "manage.py", *cmd], cwd=ROOT, env=env, check=True, capture_output=True)
-    with running_server(env) as url:
+    return path
+
+
+@pytest.fixture
+def embedded_server(tmp_path, embedded_database):
+    path = tmp_path / "embedded.sqlite3"
+    with closing(sqlite3.connect(embedded_database)) as src, closing(sqlite3.connect(path)) as dst:
+        src.backup(dst)   # the whole database (WAL included), as the template's processes left it
+    with running_server(embedded_env(path)) as url:
         yield url
 
 
