@@ -10,7 +10,7 @@
 #                  (default 0; stress-ng is used when installed, else a Python loop)
 #   -k             keep going after a failing run (default: stop at the first failing run)
 #
-# e.g. scripts/stress_tests.sh -n 10 -l 2 -k -- tests/browser/test_codraw_neural_teller_browser.py
+# e.g. scripts/stress_tests.sh -n 10 -l 2 -k -- tests/browser/codraw/test_codraw_neural_teller_browser.py
 # Prints one line per run and, at the end, each test that failed with how often; the output of
 # every failing run is kept in var/stress/<time>-<pid>/run-<n>.log (the server and worker logs
 # of that run are in var/ as the tests name them; a later run overwrites those).

@@ -1,4 +1,5 @@
-"""Hand-made CLEVR scenes and small GuessWhich contents for the GuessWhich / visdial tests."""
+"""Hand-made CLEVR scenes and small GuessWhich contents, for the CLEVR library's tests and (imported by
+their conftests) the GuessWhich and visual-dialog tests."""
 from __future__ import annotations
 
 import pytest

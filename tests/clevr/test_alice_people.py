@@ -12,7 +12,7 @@ import pytest
 
 from clevr.alice import Alice
 from clevr.scenes import generate_scene
-from tests.guesswhich.conftest import make_obj, make_scene
+from tests.clevr.conftest import make_obj, make_scene
 
 SHAPES = ("cube", "sphere", "cylinder")
 COLORS = ("gray", "red", "blue", "green", "brown", "purple", "cyan", "yellow")

@@ -2,4 +2,4 @@
 Playwright, flags and screenshot folder shared)."""
 from __future__ import annotations
 
-from ..browser.conftest import CHROMIUM, CHROMIUM_ARGS, SCREENS, browser  # noqa: F401
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, SCREENS, browser  # noqa: F401

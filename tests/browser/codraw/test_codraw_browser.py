@@ -14,7 +14,7 @@ from games.codraw.metric import similarity
 from live.models import Match, MatchEvent, Seat
 from live.services import SeatSpec, match_create
 
-from ..browser.sync import wait_painted, wait_synced
+from tests.browser.sync import wait_painted, wait_synced
 from .conftest import SCREENS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -286,9 +286,9 @@ def test_human_teller_with_rule_drawer_agent(live_server_url, browser, celery_wo
 def png_art_server(tmp_path):
     """A second server whose GT_CODRAW_ART_DIR holds stand-ins for the Abstract Scenes PNGs
     (solid rectangles of known sizes; the real files are not redistributable)."""
-    from tests.codraw_ui.test_codraw_views import png_bytes
+    from tests.games.codraw.test_views import png_bytes
 
-    from ..conftest import child_env, running_server
+    from tests.conftest import child_env, running_server
 
     art = tmp_path / "Pngs"
     art.mkdir()

@@ -22,7 +22,7 @@ from live.models import Batch, Content, Match, MatchEvent, Seat
 
 from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, model_worker_stack, read_lines, watched_page
 from tests.browser.sync import wait_painted, wait_synced
-from tests.codraw_ui.test_codraw_browser import final_score_from_db
+from tests.browser.codraw.test_codraw_browser import final_score_from_db
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]

@@ -10,10 +10,10 @@ from live.models import Batch, Match
 
 from tests.platform.factories import lab_url
 
-from .conftest import SCREENS
+from tests.browser.conftest import SCREENS
 
 SHOTS = SCREENS.parent / "screenshots"
-from .sync import wait_painted, wait_synced
+from tests.browser.sync import wait_painted, wait_synced
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -18,7 +18,7 @@ from games.guesswhich.rules import C as GW
 from live.models import Match, MatchEvent, Seat
 from live.services import SeatSpec, match_create
 
-from ..browser.sync import track_presence, wait_partner_back, wait_synced
+from tests.browser.sync import track_presence, wait_partner_back, wait_synced
 from .conftest import SCREENS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -259,7 +259,7 @@ def test_script_teller_needs_a_script():
 
 
 def test_script_based_evaluation_of_the_rule_drawer_on_human_style_scripts():
-    scripts = json.loads((HERE / "human_scripts.json").read_text())["scripts"]
+    scripts = json.loads((HERE / "data" / "human_scripts.json").read_text())["scripts"]
     scores = []
     for entry in scripts:
         state = play(entry["seed"], A.ScriptTeller(), A.RuleDrawer(), config={"script_teller": True},

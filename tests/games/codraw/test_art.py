@@ -5,14 +5,14 @@ import io
 import itertools
 import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
 from games.codraw import art
+from tests.conftest import ROOT
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
-REPO = Path(__file__).resolve().parents[2]
+REPO = ROOT
 STATIC_ART = REPO / "games" / "codraw" / "static" / "codraw" / "art"
 ALL = list(art.all_pieces())
 

@@ -19,7 +19,7 @@ RELEASE_ROUND_KEYS = ["seq_t", "seq_d", "msg_t", "msg_d", "abs_t", "abs_b", "abs
 
 @pytest.fixture
 def codraw_file(tmp_path):
-    """A small file in the released shape (tests/codraw/data/CoDraw_sample.json, written by hand
+    """A small file in the released shape (tests/games/codraw/data/CoDraw_sample.json, written by hand
     after the dataset README: ``count``, ``stat`` by socket id, ``data`` by key; each round with
     ``abs_t`` and ``score``; 28-slot canvas strings; a first round with no Teller message and no
     score, seq numbers from 1, float coordinates, a Jenny who changed look and a ball dragged off

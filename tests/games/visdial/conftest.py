@@ -6,6 +6,8 @@ import copy
 
 import pytest
 
+from tests.clevr.conftest import build, content4, scene5  # noqa: F401 (fixtures)
+
 
 def play_record(rules, content, seed, config, script, game_id, match_id):
     """Play ``script`` (a list of (role, action)) with the rules; a platform-style match record."""

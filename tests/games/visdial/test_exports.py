@@ -16,8 +16,8 @@ from games.visdial import content as vd_content
 from games.visdial import exports as vd_exports
 from games.visdial import rules as vd_rules
 from games.registry import GAMES
-from tests.guesswhich.conftest import small_content
-from tests.visdial.conftest import play_record
+from tests.clevr.conftest import small_content
+from tests.games.visdial.conftest import play_record
 
 QUESTIONS = ["How many cubes are there?", "Is there a red thing?", "what color is the large sphere?",
              "how many small things?", "Are there any metal cylinders?", "what shape is the leftmost thing?",

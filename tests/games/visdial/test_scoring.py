@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 from clevr import metrics
 from games.visdial import exports as vd_exports
 from games.visdial import scoring
-from tests.visdial.test_exports import visdial_record
+from tests.games.visdial.test_exports import visdial_record
 from games.visdial import content as vd_content
 
 

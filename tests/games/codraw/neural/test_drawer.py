@@ -22,7 +22,7 @@ from games.codraw.neural.model import load_checkpoint
 from games.codraw.neural.vocab import tokenize
 from games.codraw.neural.agents import NeuralDrawer
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")

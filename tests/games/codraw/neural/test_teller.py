@@ -22,7 +22,7 @@ from games.codraw.neural.model import load_checkpoint
 from games.codraw.neural.agents import MAX_MESSAGES_PER_PIECE, NeuralTeller
 from games.codraw.neural.teller_model import detokenize, words
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")

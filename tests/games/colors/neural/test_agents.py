@@ -12,6 +12,7 @@ from games.colors.neural import model as neural
 from games.colors.neural import data as neural_data
 from games.colors.neural import train as neural_train
 from games.colors.neural.agents import NeuralLiteralListener, NeuralPragmaticListener, NeuralSpeaker
+from tests.conftest import ROOT
 
 CHANCE = 1 / 3
 
@@ -215,9 +216,7 @@ def test_warmup_and_identity(families):
 # ------------------------------------------------------------------------- committed checkpoints
 @pytest.mark.parametrize("kind", ["colors_neural_listener", "colors_neural_speaker"])
 def test_committed_checkpoints_are_the_documented_ones_and_play(kind):
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
+    root = ROOT
     path = root / "models" / "colors" / f"{kind}.pt"
     doc = (root / "docs" / "games" / "colors_neural.md").read_text()
     row = next(line for line in doc.splitlines() if line.startswith(f"| `{kind}.pt`"))
