@@ -19,12 +19,10 @@ from games.guesswhich.neural.model import load_checkpoint
 from games.guesswhich.neural.agents import NeuralAliceAgent
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    torch.set_num_threads(1)
-    result = neural_train.train(dialogs=150, epochs=3, seed=5, hidden=32, embed=16, val_dialogs=20, progress=False)
-    path = tmp_path_factory.mktemp("gwn") / "alice.pt"
-    return result, path, result.save(path)
+@pytest.fixture
+def tiny(small_alice):
+    """The session's small neural ALICE (tests/tiny_models.py): (result, path, hashes)."""
+    return small_alice
 
 
 def test_dialogs_are_seeded_and_labelled_by_the_grounded_alice():

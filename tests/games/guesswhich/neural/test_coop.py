@@ -17,20 +17,15 @@ from clevr.alice import make_alice
 from games.guesswhich import content as gw_content
 from games.guesswhich.neural import coop as neural_coop
 from games.guesswhich.neural import eval as neural_eval
-from games.guesswhich.neural import train as neural_train
 from games.guesswhich.neural.model import encode_batch, load_checkpoint, pool_log_probs, pool_tensors
 from games.guesswhich.neural.agents import NeuralAliceAgent
 from games.guesswhich.neural.qbot import NeuralQBot
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    """A small supervised ALICE, trained here."""
-    torch.set_num_threads(1)
-    result = neural_train.train(dialogs=150, epochs=2, seed=3, hidden=32, embed=16, val_dialogs=10, progress=False)
-    path = tmp_path_factory.mktemp("coop") / "guesswhich_neural_alice.pt"
-    result.save(path)
-    return path
+@pytest.fixture
+def base(small_alice):
+    """A small supervised ALICE: the session's (tests/tiny_models.py)."""
+    return small_alice[1]
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,8 @@ import io
 import textwrap
 
 import pytest
-import torch
 from django.core.management import call_command
 
-from games.guesswhich.neural import train as neural_train
 from live.models import Match, Seat
 from tests.models.conftest import reset_registry
 
@@ -21,13 +19,10 @@ pytestmark = pytest.mark.django_db
 CONFIG = '{"rounds": 3, "pool_size": 6}'
 
 
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    torch.set_num_threads(1)
-    result = neural_train.train(dialogs=80, epochs=1, seed=4, hidden=16, embed=8, val_dialogs=5, progress=False)
-    path = tmp_path_factory.mktemp("gwsim") / "guesswhich_neural_alice.pt"
-    result.save(path)
-    return path
+@pytest.fixture
+def checkpoint(small_alice):
+    """The session's small neural ALICE (tests/tiny_models.py)."""
+    return small_alice[1]
 
 
 @pytest.fixture
