@@ -2,7 +2,7 @@
 
 The table sits between two marker comments in the game's page (``GameSpec.doc_page``);
 ``python manage.py agent_docs`` rewrites it, ``agent_docs --check`` (and
-``tests/agents/test_agent_docs.py``) fails when a page no longer matches the registry.
+``tests/agents/test_docs.py``) fails when a page no longer matches the registry.
 """
 from __future__ import annotations
 

@@ -119,7 +119,7 @@ class Pay:
 def outcome_for(exit_reason: str) -> str:
     """The outcome of an exit reason; an unknown reason (none is written today) counts as
     returned_early, the outcome that pays least by default, and the docs table above is checked
-    against every reason the code writes by tests/platform/test_exits.py."""
+    against every reason the code writes by tests/crowd/test_outcomes.py."""
     return OUTCOME_OF_REASON.get(exit_reason, "returned_early")
 
 

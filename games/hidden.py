@@ -20,7 +20,7 @@ Every game declares, in ``games/<game>/hidden.py``::
         # match runs, so it must never reach them as it is
 
 The pure checks of these declarations are in the contract-test library (games/testing.py). The
-leak audit (``tests/test_game_contract.py``, ``tests/leak_audit.py``) plays matches through
+leak audit (``tests/test_game_contract.py``, ``tests/support/leak_audit.py``) plays matches through
 the real websocket and HTTP server and runs :func:`leaks` over every frame and page a seat gets,
 against the values hidden in the state the frame was built from. It checks values, never key
 names: a leak under any key, in any shape the value keeps, is found.

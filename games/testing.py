@@ -38,7 +38,7 @@ The checks (each also callable alone, all pure: no database, no server):
   neither its view, its start events nor its outcome, and changes something elsewhere.
 
 What needs the real server (the websocket and HTTP leak audit) is not here: it plays matches
-through the platform's services and pages (``tests/leak_audit.py``), which the game SDK does not
+through the platform's services and pages (``tests/support/leak_audit.py``), which the game SDK does not
 import.
 
 Agents: every check that plays takes ``agents``, a mapping of role to a built agent (an object with

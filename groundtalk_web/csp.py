@@ -6,7 +6,7 @@ fonts and frames from this site only, images from this site and ``data:``, no pl
 and no ``'unsafe-eval'`` anywhere: an injected script element, event handler attribute or style
 attribute does nothing. Server data reaches a page's script through ``json_script`` blocks
 (``type="application/json"``, which browsers do not execute) and ``data-`` attributes; each page's
-code is a static file (static/gt/, static/games/<game>/). tests/platform/test_csp.py walks the URL
+code is a static file (static/gt/, static/games/<game>/). tests/groundtalk_web/test_csp.py walks the URL
 conf and the templates.
 
 :class:`SiteCSPMiddleware` is django-csp's middleware, first in ``settings.MIDDLEWARE`` so that it

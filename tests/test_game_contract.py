@@ -10,7 +10,7 @@ every event and view survives JSON, the same seed gives the same trace, keys dec
 typed error and leaves the state as it was, and the rules modules import no Django. Then the
 hidden-information declarations (games/hidden.py): random legal play ends, no seat's projection
 holds what is hidden from it, non-interference; and the leak audit through the real websocket and
-HTTP server (tests/leak_audit.py), which needs the platform and so stays here.
+HTTP server (tests/support/leak_audit.py), which needs the platform and so stays here.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import pytest
 from agents.registry import all_agents
 from games import testing
 from games.registry import GAMES
-from tests import leak_audit
+from tests.support import leak_audit
 
 GAME_IDS = sorted(GAMES)
 
@@ -87,7 +87,7 @@ def test_the_action_schema_agrees_with_the_rules_and_the_agents(game_id):
 # ------------------------------------------------------------------------------ hidden information
 # Each game declares in games/<game>/hidden.py what each role must not know (games/hidden.py).
 # The pure checks below play every game with one seat random and the other its agent; the leak
-# audit (tests/leak_audit.py) then plays them through the real websocket and HTTP server.
+# audit (tests/support/leak_audit.py) then plays them through the real websocket and HTTP server.
 @pytest.mark.parametrize("game_id", GAME_IDS)
 def test_every_role_plays_random_legal_moves_to_the_end(game_id):
     testing.check_random_legal_play_ends(GAMES[game_id], agents=audit_agents(game_id), seed=21)
@@ -115,7 +115,7 @@ def test_what_a_role_must_not_know_does_not_change_what_it_sees(game_id):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("game_id", GAME_IDS)
 def test_leak_audit_through_the_socket_and_http(game_id, live_server_url, record_property):
-    """The leak audit (tests/leak_audit.py): for every role, matches through the real server with
+    """The leak audit (tests/support/leak_audit.py): for every role, matches through the real server with
     this seat random and the other its agent; every frame and page checked against the values
     the game declares hidden. The coverage (frames per role and kind) is printed for the report."""
     rules = GAMES[game_id].rules

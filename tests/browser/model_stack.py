@@ -19,7 +19,7 @@ from django.conf import settings
 
 from agents import liveness, registry
 from tests.conftest import ROOT, child_env, running_server
-from tests.platform.factories import lab_url
+from tests.support.factories import lab_url
 
 SHOTS = ROOT / "var" / "screenshots"
 

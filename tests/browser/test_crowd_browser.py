@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from crowd.models import Participant
 from live.models import Batch, Match
-from tests.platform.factories import lab_url
+from tests.support.factories import lab_url
 
 from .conftest import SCREENS
 from .sync import wait_synced

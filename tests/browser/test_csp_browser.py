@@ -3,12 +3,12 @@ game's page works under it (its scripts load, its socket connects, nothing is re
 that an attacker got into the page does not run: an event handler attribute, a script element and a
 style attribute are all refused (without the policy, each of them runs). (eval: Playwright's own
 evaluation is exempt from the page's policy, so the header's lack of 'unsafe-eval' is checked in
-tests/platform/test_csp.py.)"""
+tests/groundtalk_web/test_csp.py.)"""
 from __future__ import annotations
 
 import pytest
 
-from tests.platform.test_csp import GAMES, active
+from tests.groundtalk_web.test_csp import GAMES, active
 
 from .sync import wait_painted, wait_synced
 

@@ -10,8 +10,8 @@ from playwright.sync_api import expect
 from live.models import Match, Seat
 from live.services import SeatSpec, match_apply_action, match_create
 
-from ..platform.factories import batch as make_batch
-from tests.staff_users import staff_user
+from tests.support.factories import batch as make_batch
+from tests.support.staff_users import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from crowd.models import Participant
 from live.models import Batch, Match, MatchEvent
-from tests.platform.factories import lab_url
+from tests.support.factories import lab_url
 
 from .conftest import SCREENS
 from .sync import wait_synced

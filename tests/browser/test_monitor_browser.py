@@ -8,11 +8,11 @@ from playwright.sync_api import expect
 
 from live.models import Match
 
-from ..platform.factories import batch as make_batch
-from ..research import play
+from tests.support.factories import batch as make_batch
+from tests.support import play
 from .conftest import SCREENS
 from .sync import wait_painted
-from tests.staff_users import staff_user
+from tests.support.staff_users import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

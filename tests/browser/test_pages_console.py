@@ -6,7 +6,7 @@ import pytest
 
 from games.registry import GAMES
 from live.models import Batch
-from tests.platform.factories import lab_url
+from tests.support.factories import lab_url
 
 from .conftest import SCREENS
 

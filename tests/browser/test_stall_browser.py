@@ -12,8 +12,8 @@ from playwright.sync_api import expect
 from crowd.models import Participant
 from live.models import Batch, Seat
 from live.services import SeatSpec, match_create
-from tests.platform.factories import lab_url
-from tests.platform.stall_client import Person
+from tests.support.factories import lab_url
+from tests.support.stall_client import Person
 
 from .conftest import SCREENS
 

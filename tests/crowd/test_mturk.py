@@ -10,7 +10,7 @@ from botocore.stub import ANY
 
 from crowd import mturk, payments
 from crowd.models import BonusRule, Launch, PayAction
-from tests.crowd import helpers as h
+from tests.support import crowd_helpers as h
 
 pytestmark = pytest.mark.django_db
 

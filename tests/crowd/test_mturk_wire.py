@@ -6,8 +6,8 @@ import pytest
 
 from crowd import mturk, payments
 from crowd.models import PayAction
-from tests.crowd import helpers as h
-from tests.crowd.mturk_server import MTurkRecorder
+from tests.support import crowd_helpers as h
+from tests.support.mturk_server import MTurkRecorder
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,8 @@ import pytest
 
 from crowd import payments, prolific
 from crowd.models import PayAction
-from tests.crowd import helpers as h
-from tests.crowd.prolific_server import Recorder
+from tests.support import crowd_helpers as h
+from tests.support.prolific_server import Recorder
 
 pytestmark = pytest.mark.django_db
 

@@ -2,7 +2,7 @@
 
 Each test starts from an environment without any of its variables, sets some, and reads the object
 the way settings.py does (``env.load()``). Whole stacks reading it in fresh processes:
-tests/test_process_settings.py, tests/platform/test_production_safety.py."""
+tests/groundtalk_web/test_gc_tuning.py, tests/groundtalk_web/test_settings.py."""
 from __future__ import annotations
 
 import inspect

@@ -21,7 +21,7 @@ import pytest
 from crowd.models import (BonusRule, OnboardingResult, Participant, PayAction, PracticeRound,
                           QuestionnaireResponse, QuizAttempt, Study)
 from live.models import Batch, Content, Match, MatchEvent, Seat
-from tests.staff_users import staff_user
+from tests.support.staff_users import staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -19,9 +19,9 @@ from clevr.metrics import bootstrap_ci, compare_versions
 from games.guesswhich.agents import summary
 from live.models import Match, Seat
 
-from ..platform.factories import batch as make_batch
-from . import play
-from tests.staff_users import staff_user
+from tests.support.factories import batch as make_batch
+from tests.support import play
+from tests.support.staff_users import staff_user
 
 pytestmark = pytest.mark.django_db
 

@@ -3,5 +3,5 @@
 
 Worker-only: these modules import torch (or serve those that do) and are imported by model
 workers, ``manage.py train_agent`` and the evaluation commands, never by the web process
-(tests/models/test_web_no_torch.py). This package imports nothing itself.
+(tests/workers/test_web_no_torch.py). This package imports nothing itself.
 """

@@ -4,7 +4,7 @@
     python manage.py action_schema --game colors_v1 --output /tmp/schemas
     python manage.py action_schema --check              # exit 1 if the committed files are out of date
 
-The committed copies must match the code; tests/platform/test_action_schemas.py checks it.
+The committed copies must match the code; tests/games/test_actions.py checks it.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from crowd.models import Participant
 from live.models import Batch, Match
 
-from tests.platform.factories import lab_url
+from tests.support.factories import lab_url
 
 from tests.browser.conftest import SCREENS
 

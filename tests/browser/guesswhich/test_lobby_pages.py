@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from live.models import Batch, Match, Seat
-from tests.platform.factories import lab_url
+from tests.support.factories import lab_url
 
 from .conftest import SCREENS, VIEWPORT
 

@@ -13,7 +13,7 @@ from games.codraw import clipart as ca
 from games.codraw.render import scene_svg, scenes_row_svg
 from games.codraw.scenes import Piece, Scene, format_scene
 from live.services import SeatSpec, match_apply_action, match_create
-from tests.staff_users import staff_user
+from tests.support.staff_users import staff_user
 
 
 def png_bytes(width: int, height: int, rgba=(200, 40, 40, 255)) -> bytes:

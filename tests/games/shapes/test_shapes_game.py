@@ -6,7 +6,7 @@ registry line (here the ``GT_GAME_PACKAGES`` hook, since it is no part of the pr
   its game page and play to the end through the real service and socket;
 * a person plays against its rule describer, whose turns a real agent worker takes;
 * ``manage.py export --format shapes-csv`` writes its dataset from the event log;
-* the leak audit (tests/leak_audit.py) finds nothing in what the real server sends each seat;
+* the leak audit (tests/support/leak_audit.py) finds nothing in what the real server sends each seat;
 * no product module names it (the proof that it needed no platform edit).
 """
 from __future__ import annotations
@@ -26,8 +26,8 @@ from crowd.models import Participant
 from games import testing
 from games.registry import GAMES
 from live.models import Batch, Match, MatchEvent, Seat
-from tests import leak_audit
-from tests.platform.stall_client import Person
+from tests.support import leak_audit
+from tests.support.stall_client import Person
 
 from .conftest import GAME_ID, PACKAGE
 

@@ -1,6 +1,6 @@
 """The neural ALICE (games/guesswhich/neural*.py): generated dialogs, training beats the majority
 answer on held-out scenes, checkpoint round trip, act_batch = single acts in one forward pass, a
-real GuessWhich game through the rules (its models.toml example: tests/models/test_config.py)."""
+real GuessWhich game through the rules (its models.toml example: tests/workers/test_config.py)."""
 from __future__ import annotations
 
 import copy

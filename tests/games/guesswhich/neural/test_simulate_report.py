@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 
 from live.models import Match, Seat
-from tests.models.conftest import reset_registry
+from tests.workers.conftest import reset_registry
 
 pytestmark = pytest.mark.django_db
 

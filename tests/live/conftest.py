@@ -1,0 +1,9 @@
+"""The lobby tests here pair workers with agents without running a Celery worker: every agent
+queue is served (heartbeats), unless a test says otherwise (tests/agents/test_liveness.py
+covers a batch whose worker is gone)."""
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _agent_queues_served(agent_queues_served):
+    yield
