@@ -34,6 +34,7 @@ from live.services import SeatSpec, match_create
 
 STEP_CAP = 400             # moves of both seats before the audit stops a match that does not end
 FRAME_WAIT_S = 30.0        # generous: a loaded machine is slow, never wrong
+POOL_SIZE = 6              # a GuessWhich pool: each image is rendered (and prewarmed at two sizes) on the server
 RESUME_AFTER_S = 1.5       # as the browser client does when an acknowledged seq has not arrived
 
 
@@ -47,9 +48,13 @@ def agents_for(game_id: str) -> dict[str, str]:
 
 
 def small_config(game_id: str) -> dict:
+    """The game's default configuration, shortened: at most 3 rounds and a GuessWhich pool of
+    POOL_SIZE images."""
     config = dict(GAMES[game_id].default_config)
     if "rounds" in config:
         config["rounds"] = min(config["rounds"], 3)
+    if "pool_size" in config:
+        config["pool_size"] = min(config["pool_size"], POOL_SIZE)
     return config
 
 
