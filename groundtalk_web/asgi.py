@@ -33,6 +33,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from live import watchdog  # noqa: E402
 from live.routing import websocket_urlpatterns  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,6 @@ class GroundTalkASGI:
 
     def _start_watchdog(self) -> None:
         if settings.GT_WATCHDOG_S > 0 and self.watchdog is None:
-            from live import watchdog
             self.watchdog = watchdog.start(asyncio.get_running_loop(), settings.GT_WATCHDOG_S)
 
     async def __call__(self, scope, receive, send):

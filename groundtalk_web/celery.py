@@ -15,6 +15,7 @@ app.autodiscover_tasks(["agents", "games"])
 def _connect_liveness() -> None:
     """Heartbeats per consumed queue, so batches can tell when an agent's worker is gone
     (agents/liveness.py)."""
+    # Imported here: groundtalk_web/__init__.py loads this module before Django's settings and apps.
     from celery.signals import worker_ready, worker_shutdown
 
     from agents import liveness

@@ -27,7 +27,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from live.models import Match, MatchEvent
+from live.models import Match, MatchEvent, Seat
+from games.registry import get_game
+from live import pg_async
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
@@ -104,8 +106,6 @@ static_cache = StateCache(settings.GT_STATE_CACHE)
 
 def static_keys(game_id: str) -> tuple[str, ...]:
     """The snapshot keys the game's rules never change (``STATIC_STATE_KEYS`` in its rules module)."""
-    from games.registry import get_game
-
     return tuple(getattr(get_game(game_id).rules, "STATIC_STATE_KEYS", ()))
 
 
@@ -194,8 +194,6 @@ def write_action(match: Match, rows: list[MatchEvent], *, finished: bool) -> Non
 
 def _turn_clock_orm(match: Match, finished: bool) -> list[str]:
     """The turn clock of the SQL in ``_update_sql``, for the ORM (the embedded SQLite); the fields set."""
-    from live.models import Seat
-
     taken = getattr(match, "_turn_taken", True)
     humans_due = not finished and any(r not in match.agent_seats for r in to_act_roles(match))
     if match.turn_limit is None or not humans_due:
@@ -263,7 +261,6 @@ async def write_action_if_current_async(match: Match, rows: list[MatchEvent], *,
                                         client_action_id: str) -> bool:
     """:func:`write_action_if_current` on the event loop (live/pg_async.py), outside any
     transaction. Raises ``pg_async.Unavailable`` (nothing written) when it cannot run there."""
-    from live import pg_async
     sql, params = conditional_write_sql(match, rows, base_seq=base_seq, role=role,
                                         client_action_id=client_action_id)
     row = await pg_async.fetchone(sql, params)
@@ -273,7 +270,6 @@ async def write_action_if_current_async(match: Match, rows: list[MatchEvent], *,
 async def refresh_async(match_id, seq: int) -> bool:
     """Read the match's current snapshot on the event loop (no lock) into this process's cache.
     True when it is active and newer than ``seq``: a conditional write from it may succeed."""
-    from live import pg_async
     key = _key(match_id)
     have_static = static_cache.get(key, 0) is not None
     row = await pg_async.fetchone(
@@ -448,7 +444,6 @@ def to_act_roles(match: Match) -> list[str]:
     """The roles the rules wait for in ``match.state`` (none once it is over)."""
     if match.status != Match.Status.ACTIVE:
         return []
-    from games.registry import get_game
 
     return list(get_game(match.game_id).rules.to_act(match.state))
 

@@ -22,6 +22,8 @@ import logging
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from django.db import connection
+from django.conf import settings
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 10.0   # waiting for a free connection; then the thread path
@@ -36,8 +38,6 @@ _checks: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
 
 
 def _kwargs() -> dict:
-    from django.db import connection
-
     params = dict(connection.get_connection_params())
     params.pop("cursor_factory", None)
     return {**params, "autocommit": True, "cursor_factory": psycopg.AsyncClientCursor}
@@ -49,7 +49,6 @@ async def _pool() -> AsyncConnectionPool:
     if pool is None:
         for other in [other for other in _pools if other.is_closed()]:   # loops that ended (tests)
             del _pools[other]
-        from django.conf import settings
 
         pool = _pools[loop] = AsyncConnectionPool(
             kwargs=_kwargs(), min_size=0, max_size=settings.GT_ASYNC_PG_POOL, timeout=TIMEOUT_S,

@@ -37,8 +37,11 @@ from functools import partial
 from django.db import InterfaceError, OperationalError, transaction
 from django.dispatch import Signal
 from django.utils import timezone
+from channels.db import database_sync_to_async
+from django.db.models import F
+from django.db.models.functions import Greatest
 
-from live import agent_seats, broadcast, match_store
+from live import agent_seats, broadcast, match_store, pg_async
 from games.base import SYSTEM, Event, IllegalAction, turn_limit_s, turn_taken
 from crowd.models import Participant
 from crowd.outcomes import participant_exit
@@ -356,8 +359,6 @@ async def match_apply_action_async(*, match_id, role: str, action: dict, client_
     Nothing is retried after an error on the locked way: the consumer asks its client to re-send
     the action with the same id, and the duplicate check answers it if it was committed.
     """
-    from channels.db import database_sync_to_async
-
     locked = partial(database_sync_to_async(match_apply_action, thread_sensitive=False), match_id=match_id,
                      role=role, action=action, client_action_id=client_action_id)
     _check_envelope(action, client_action_id)
@@ -385,7 +386,6 @@ async def _apply_on_loop(match_id, role: str, action: dict, client_action_id: st
     read (one statement, no lock) and the action applied to it again. A refusal costs two
     statements on the loop instead of the locked way's transaction in a thread, which matters
     when the seats of a match are on different processes and a snapshot is often just overtaken."""
-    from live import pg_async
     written = False
     for _ in range(LOOP_WRITE_ATTEMPTS):
         prepared = _prepare_if_current(match_id, role, action, client_action_id, None)
@@ -645,9 +645,6 @@ def match_time_up(*, match_id) -> str:
 def seat_presence(*, seat_id: int, connected: bool) -> int:
     """Count a seat's open connections (a reload opens the new one before the old one closes);
     returns how many remain, so 'partner left' is only said when the last one closes."""
-    from django.db.models import F
-    from django.db.models.functions import Greatest
-
     now = timezone.now()
     with transaction.atomic():
         if connected:

@@ -67,7 +67,7 @@ class Command(BaseCommand):
                             help="codraw_neural_teller: the training half of the scenes (the Drawer's is a)")
 
     def handle(self, *args, **opts):
-        import torch
+        import torch   # here: torch and the neural modules (the optional `models` extra) load only when a model trains
 
         from games.colors.neural.train import plot_history, train
 

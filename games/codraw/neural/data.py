@@ -31,6 +31,7 @@ import random
 import re
 
 from games.codraw.scenes import parse_scene
+from games.codraw.agents import generated_dialogs
 
 GENERATOR_VERSION = 1
 SEED_RANGES = {"train": 3_000_000, "val": 4_000_000, "test": 5_000_000, "train_b": 6_000_000}
@@ -97,8 +98,6 @@ def paraphrase(text: str, rng: random.Random, typo_p: float = 0.06) -> str:
 
 
 def dialogs(split: str, n: int, offset: int = 0) -> dict[str, dict]:
-    from games.codraw.agents import generated_dialogs
-
     start = SEED_RANGES[split] + offset
     return generated_dialogs(range(start, start + n))
 

@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from agents.training import Panel, run_epochs
-from agents.training import plot_history as plot_history_png
-
+from agents.training import Panel, plot_history as plot_history_png, run_epochs
 from games.colors.neural import data as neural_data
 from games.colors.neural.model import (BOS, EOS, SPECIALS, UNK, Config, LiteralListener, Speaker, Vocabulary,
                                  build_model, ids_to_lists, pad_batch, save_checkpoint)
+from games.colors.agents import LiteralListener as RuleListener
 
 
 UNK_DROPOUT = 0.1           # listener training: each word becomes <unk> with this probability
@@ -78,8 +77,6 @@ def speaker_texts(model: Speaker, vocab: Vocabulary, contexts: list[dict], devic
 
 
 def rule_listener_accuracy(contexts: list[dict], texts: list[str]) -> float:
-    from games.colors.agents import LiteralListener as RuleListener
-
     rule = RuleListener()
     hits = 0
     for context, text in zip(contexts, texts):

@@ -45,6 +45,7 @@ from games.guesswhich.neural import data as neural_data
 from games.guesswhich.neural.model import encode_batch, load_checkpoint, pool_log_probs, pool_tensors, save_checkpoint
 from games.guesswhich.neural.qbot import best_index, candidates_for, information_gain
 from games.guesswhich.neural.train import accuracy
+from agents.training import Panel, plot_history as plot_history_png
 
 KIND = "guesswhich_coop"
 # content seeds of the fine-tune's games: far from the evaluation's (guesswhich_neural_eval --seed 5000)
@@ -283,10 +284,8 @@ def plot_history(result: Result, path) -> None:
     """The fine-tune's curves: the losses, the return of ALICE's sampled answers on the training
     games, the held-out mean rank (with chance) and ALICE's agreement with the grounded ALICE (the
     drift the anchor holds back)."""
-    from agents.training import Panel, plot_history as plot
-
     args = result.args
-    plot(result.history, path, title=KIND, width=14.0, panels=[
+    plot_history_png(result.history, path, title=KIND, width=14.0, panels=[
         Panel("return (nats; training games)", {"return": "gain in the QBot's log-belief of the secret"},
               ylim=None),
         Panel("mean rank of the secret (held-out games)", {"val_mean_rank": "greedy self-play"},

@@ -44,7 +44,7 @@ class Command(BaseCommand):
                             f"{BEGIN} and {END}")
 
     def handle(self, *args, **opts):
-        import torch
+        import torch   # here: torch and the neural modules (the optional `models` extra) load only when this runs
 
         from games.codraw.neural import data as neural_data
         from games.codraw.neural import eval as neural_eval

@@ -30,6 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--write-docs", action="store_true", help=f"update the results block of {DOC}")
 
     def handle(self, *args, **opts):
+        # here: the neural modules import torch (the optional `models` extra); they load only when this runs
         from games.colors import agents as rule_agents
         from games.colors.neural import eval as neural_eval
         from games.colors.neural.agents import NeuralLiteralListener, NeuralPragmaticListener, NeuralSpeaker

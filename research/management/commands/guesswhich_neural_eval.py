@@ -46,7 +46,7 @@ class Command(BaseCommand):
         parser.add_argument("--write-docs", action="store_true", help=f"update the results block of {DOC}")
 
     def handle(self, *args, **opts):
-        import torch
+        import torch   # here: torch and the neural modules (the optional `models` extra) load only when this runs
 
         from clevr.alice import make_alice
         from games.guesswhich.neural import eval as neural_eval
