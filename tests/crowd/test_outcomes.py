@@ -39,7 +39,7 @@ def written_exit_reasons() -> set[str]:
 
     from live import services
     found = set(services.LET_GO_REASONS.values()) | set(services.LAST_GAME_REASONS.values())
-    for path in [*Path(ROOT, "games").rglob("*.py"), *Path(ROOT, "crowd").rglob("*.py")]:
+    for path in [*Path(ROOT, "games").rglob("*.py"), *Path(ROOT, "crowd").rglob("*.py"), *Path(ROOT, "live").rglob("*.py")]:
         text = path.read_text()
         found |= set(re.findall(r'participant_exit\(\w+, "(\w+)"\)', text))
         found |= set(re.findall(r'def participant_leave\(.*reason: str = "(\w+)"', text))
