@@ -90,16 +90,25 @@ class FakeMTurk:
         self.server.server_close()
 
 
-@pytest.fixture
-def mturk():
+@pytest.fixture(scope="module")
+def mturk_site():
     with FakeMTurk() as fake:
         yield fake
 
 
 @pytest.fixture
-def framed_server(mturk, celery_worker_process):
-    """The game server, framable by the fake MTurk's origin only."""
-    env = {**child_env(), "GT_FRAME_ANCESTORS": mturk.origin()}
+def mturk(mturk_site):
+    """The module's fake MTurk, with no submission and no frame yet."""
+    mturk_site.submissions.clear()
+    mturk_site.frame_src = ""
+    return mturk_site
+
+
+@pytest.fixture(scope="module")
+def framed_server(mturk_site, django_db_setup, celery_worker_process):
+    """The game server, framable by the fake MTurk's origin only (one per module: it keeps no state
+    of its own between tests, the database is the test's)."""
+    env = {**child_env(), "GT_FRAME_ANCESTORS": mturk_site.origin()}
     with running_server(env, "test-mturk-frame-server.log") as url:
         yield url
 
