@@ -15,7 +15,7 @@ A batch lists the entry kinds it accepts (``Batch.entry_kinds``):
   demo on this machine (``settings.GT_DEMO_ENTRY``: ``GT_DEMO=1`` and a loopback ``HOST``), and
   then only for a browser on this machine asking for a loopback host name
   (``check_demo_client``: a request through a proxy names the public host or address). A live
-  study never accepts it. ``/b/<slug>/demo/`` (live.views.demo_entry) makes a new demo person
+  study never accepts it. ``/b/<slug>/demo/`` (crowd.pages.demo_entry) makes a new demo person
   at each click, so one browser can play both seats of a human-human demo batch.
 
 ``entry_problems(batch)`` says why nobody can enter a batch on this server (the admin and the

@@ -22,13 +22,10 @@ from __future__ import annotations
 import hmac
 import secrets
 from datetime import timedelta
-from importlib import import_module
 
-from django.conf import settings
 from django.core import signing
 from django.db import transaction
 from django.utils import timezone
-from django.http.cookie import parse_cookie
 
 from crowd.models import Participant
 from live.broadcast import publish_notice
@@ -73,23 +70,11 @@ def participant_claim(*, session, participant: Participant) -> bool:
     return session_owns(session, participant)
 
 
-def session_from_scope(scope):
-    """The Django session a websocket's handshake carried in its cookie (None without one).
-    Loads from the session store: call it in a worker thread."""
-    raw = dict(scope.get("headers") or []).get(b"cookie", b"").decode("latin-1")
-
-    key = parse_cookie(raw).get(settings.SESSION_COOKIE_NAME) if raw else None
-    if not key:
-        return None
-    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
-    store.load()
-    return store
-
-
 def seat_allowed(session, seat, *, claim: bool = True) -> bool:
     """Whether this browser may use the seat: a seat with a participant only for its owner (an
     unbound participant is bound here when ``claim``: HTTP requests, whose session is saved); a
-    seat with no participant (made by simulate, the benchmark or tests) by its token alone."""
+    seat with no participant (made by simulate, the benchmark or tests) by its token alone.
+    Registered with live when Django starts (``CrowdConfig.ready``; live/seat_owners.py)."""
     if seat.participant_id is None:
         return True
     participant = Participant.objects.only("id", "owner_key").get(pk=seat.participant_id)
@@ -150,7 +135,7 @@ def transfer_finish(*, session, participant_id: int, code: str) -> Participant:
 
 def participant_takeover(*, session, participant_id: int) -> Participant:
     """Bind an unverified (or pending) participant to this browser, whose link the platform has just confirmed
-    (crowd/verify.py; live.lobby.participant_enter): the browser that entered first with an id
+    (crowd/verify.py; crowd.lobby.participant_enter): the browser that entered first with an id
     the platform could not confirm loses it, as after a device change."""
     with transaction.atomic():
         p = Participant.objects.select_for_update().select_related("batch").get(pk=participant_id)

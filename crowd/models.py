@@ -56,8 +56,8 @@ class Participant(models.Model):
     token = models.CharField(max_length=64, unique=True, default=new_token)
     state = models.CharField(max_length=16, choices=State.choices, default=State.CONSENT)
     waiting_since = models.DateTimeField(null=True, blank=True)
-    # The waiting page's last poll (live/lobby.py): a worker not heard from for GT_PRESENCE_S is
-    # not paired, and is asked "are you still there?" on return (live/presence.py).
+    # The waiting page's last poll (crowd/lobby.py): a worker not heard from for GT_PRESENCE_S is
+    # not paired, and is asked "are you still there?" on return (crowd/presence.py).
     last_seen_at = models.DateTimeField(null=True, blank=True)
     games_played = models.PositiveIntegerField(default=0)
     completion_code = models.CharField(max_length=32, default=new_code)
@@ -81,7 +81,7 @@ class Participant(models.Model):
     verify_tried_at = models.DateTimeField(null=True, blank=True)
     verify_note = models.CharField(max_length=300, blank=True, default="")
     # The entering browser (a digest of its session key) and client address: two participants who
-    # share either are never paired with each other (live/lobby.py; Batch.allow_shared_address).
+    # share either are never paired with each other (crowd/lobby.py; Batch.allow_shared_address).
     browser = models.CharField(max_length=64, blank=True, default="")
     client_addr = models.GenericIPAddressField(null=True, blank=True)
     # Every other assignment (or session) the worker came with, oldest first, each

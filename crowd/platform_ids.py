@@ -13,7 +13,7 @@ before anything compares or stores it, so ``a1realworker3``, ``A1REALWORKER3`` a
 
 Anything else (a dot, a space inside, a zero-width or other non-ASCII character, a full-width
 letter) is refused with ``BadId`` and the page says which parameter and what it should look like.
-Only the surrounding ASCII blanks a copy-paste adds are dropped. Entry (live.lobby.parse_entry)
+Only the surrounding ASCII blanks a copy-paste adds are dropped. Entry (crowd.lobby.parse_entry)
 is the one door: exclusion (crowd.studies), study membership and pay compare the stored ids,
 which are all canonical.
 """

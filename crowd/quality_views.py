@@ -1,5 +1,5 @@
 """The onboarding quiz and post-game questionnaire pages (thin: parse, call a service, render);
-live.views.participant_page calls these for the ``onboarding`` state and for a finished worker
+crowd.pages.participant_page calls these for the ``onboarding`` state and for a finished worker
 with a questionnaire still to answer."""
 from __future__ import annotations
 

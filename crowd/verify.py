@@ -14,7 +14,7 @@
     the one logged in NRGI/resourcecontracts.org#1384) -> ``pending``: MTurk confirms the assignment
     exists and is in progress; it cannot say whose it is or of which HIT until it is submitted.
     A pending participant enters and is paired like a verified one (an assignment id is held by
-    one participant per batch: live/lobby.py), and is asked about again before any pay;
+    one participant per batch: crowd/lobby.py), and is asked about again before any pay;
   - an id MTurk does not have (made up, or another requester's): RequestError "Assignment <id>
     does not exist. (...)" (AWS.MechanicalTurk.AssignmentDoesNotExist, as in cloudyr/MTurkR#18)
     -> refused (``NotVerified``);

@@ -121,7 +121,7 @@ class GameSpec:
                           generates (between ``<!-- agents:<id> begin ... -->`` markers).
       ``play_template``   the game page (default ``"<name>/play.html"``, in the package's
                           ``templates/``); rendered with ``seat``, ``match``, ``game``, ``next_url``,
-                          ``ws_path``, ``seat_config`` ... (live/views.py ``match_play``).
+                          ``ws_path``, ``seat_config`` ... (crowd/pages.py ``match_play``).
       ``instructions_template``  the lobby's instructions page (default
                           ``"<name>/instructions.html"``).
       ``research_template``  optional partial included on the staff match page (research/match.html)

@@ -229,7 +229,7 @@ GT_RL_REDIS_POOL = ENV.GT_RL_REDIS_POOL               # connections per event lo
 GT_RL_REDIS_TIMEOUT_MS = ENV.GT_RL_REDIS_TIMEOUT_MS
 GT_RL_PREFIX = ENV.GT_RL_PREFIX   # "" = gt:rl:<database name>:
 GT_PARTNER_GONE_S = ENV.GT_PARTNER_GONE_S
-# Ghost partners (live/presence.py): a waiting worker whose page has not polled for GT_PRESENCE_S
+# Ghost partners (crowd/presence.py, live/presence.py): a waiting worker whose page has not polled for GT_PRESENCE_S
 # is not paired (and is asked "are you still there?" on return); a paired seat whose page has not
 # connected GT_SEAT_GRACE_S after the match began counts as gone (0: never).
 GT_PRESENCE_S = ENV.GT_PRESENCE_S

@@ -3,10 +3,10 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from django.templatetags.static import static
 
-from crowd import launch_views
+from crowd import launch_views, pages
 from crowd import views as crowd_views
 from research import export_page, views as research_views
-from live import views
+from live import views as live_views
 from live import scene_images
 from games.registry import GAMES
 from groundtalk_web.crowd_pages import crowd_page
@@ -14,19 +14,19 @@ from groundtalk_web.crowd_pages import crowd_page
 # crowd_page: the pages a worker reaches from a crowd platform, which MTurk's frame may show
 # (groundtalk_web/crowd_pages.py); every other page answers X-Frame-Options: DENY.
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("b/<slug:slug>/", crowd_page(views.batch_entry), name="batch_entry"),
-    path("b/<slug:slug>/demo/", views.demo_entry, name="demo_entry"),   # a new demo person per visit
-    path("p/<str:token>/", crowd_page(views.participant_page), name="participant"),
-    path("p/<str:token>/status", crowd_page(views.participant_status), name="participant_status"),
+    path("", pages.home, name="home"),
+    path("b/<slug:slug>/", crowd_page(pages.batch_entry), name="batch_entry"),
+    path("b/<slug:slug>/demo/", pages.demo_entry, name="demo_entry"),   # a new demo person per visit
+    path("p/<str:token>/", crowd_page(pages.participant_page), name="participant"),
+    path("p/<str:token>/status", crowd_page(pages.participant_status), name="participant_status"),
     path("p/<str:token>/device/", crowd_page(crowd_views.device_start), name="device_start"),
     path("continue/", crowd_page(crowd_views.device_finish), name="device_finish"),
-    path("m/<uuid:match_id>/", crowd_page(views.match_play), name="match_play"),
-    path("m/<uuid:match_id>/partner-gone", crowd_page(views.match_partner_gone), name="match_partner_gone"),
-    path("m/<uuid:match_id>/turn", crowd_page(views.match_turn), name="match_turn"),
-    path("m/<uuid:match_id>/end-stalled", crowd_page(views.match_end_stalled), name="match_end_stalled"),
+    path("m/<uuid:match_id>/", crowd_page(pages.match_play), name="match_play"),
+    path("m/<uuid:match_id>/partner-gone", crowd_page(pages.match_partner_gone), name="match_partner_gone"),
+    path("m/<uuid:match_id>/turn", crowd_page(pages.match_turn), name="match_turn"),
+    path("m/<uuid:match_id>/end-stalled", crowd_page(pages.match_end_stalled), name="match_end_stalled"),
     path("m/<uuid:match_id>/img/<str:image_id>.png", crowd_page(scene_images.scene_image), name="clevr_scene_image"),
-    path("schemas/<str:game_id>.json", views.action_schema, name="action_schema"),
+    path("schemas/<str:game_id>.json", live_views.action_schema, name="action_schema"),
     path("research/", research_views.research_home, name="research_home"),
     path("research/export/", export_page.research_export, name="research_export"),
     path("research/compare/", research_views.research_compare, name="research_compare"),

@@ -36,7 +36,7 @@ from games.base import IllegalAction
 from live.broadcast import group_for, set_main_loop
 from live.channel_layer import seat_gone, seat_listening
 from live.services import project_event
-from crowd import identity
+from live import seat_owners
 
 # Database work runs in a thread pool, not the single thread-sensitive thread, so one slow
 # query does not hold up every seat of the process.
@@ -66,8 +66,8 @@ JOIN_RATE, JOIN_BURST = 1, 3   # join attempts per connection (each costs a data
 
 def _browser_owns(scope, seat) -> bool:
     """Whether the handshake's session cookie is the browser the seat's participant is bound to
-    (crowd/identity.py); a worker thread: it reads the session store."""
-    return identity.seat_allowed(identity.session_from_scope(scope), seat, claim=False)
+    (crowd/identity.py, through live/seat_owners.py); a worker thread: it reads the session store."""
+    return seat_owners.seat_allowed(seat_owners.session_from_scope(scope), seat, claim=False)
 
 
 class MatchConsumer(AsyncWebsocketConsumer):

@@ -20,7 +20,7 @@ URL (groundtalk_web/urls.py)::
   process) and cached on disk under
   ``MEDIA_ROOT/clevr/<hh>/<sha256>.png``, keyed by a hash of the scene's objects, the size and
   :data:`RENDER_VERSION`, written atomically (temp file + ``os.replace``). Identical scenes in
-  different matches share one file. Serving a seat's game page (``live.views.match_play``) queues
+  different matches share one file. Serving a seat's game page (``crowd.pages.match_play``) queues
   :func:`prewarm`: every image of its view at its role's sizes, smallest first, on one background
   thread, so the page's requests and its first hover preview find the files ready.
 * Real images (items of :func:`clevr.scenes.load_image_folder`, which carry
@@ -48,7 +48,7 @@ from live import selectors
 from live.models import Match
 from games.registry import get_game
 from clevr.render import render_png
-from crowd.identity import seat_allowed
+from live.seat_owners import seat_allowed
 
 #: name -> (width, height, supersample)
 SIZES = {"thumb": (240, 160, 2), "full": (480, 320, 2), "large": (720, 480, 2)}
@@ -180,7 +180,7 @@ def _real_image_path(match: Match, image_id: str, scene: dict) -> Path | None:
 
 def _lookup(match_id, token: str, image_id: str, size: str, session=None):
     """Authorise and find the image: (scene, real file or None), or NotFound (runs in a worker thread).
-    A seat's images go only to the browser its participant is bound to (crowd/identity.py)."""
+    A seat's images go only to the browser its participant is bound to (live/seat_owners.py asks crowd/identity.py)."""
     seat = selectors.seat_by_token(token)
     if seat is None or str(seat.match_id) != str(match_id) or not seat_allowed(session, seat, claim=False):
         raise NotFound(NO_SEAT)

@@ -43,8 +43,6 @@ from django.db.models.functions import Greatest
 
 from live import agent_seats, broadcast, match_store, pg_async
 from games.base import SYSTEM, Event, IllegalAction, turn_limit_s, turn_taken
-from crowd.models import Participant
-from crowd.outcomes import participant_exit
 from live.models import Batch, Match, MatchEvent, Seat
 from games.registry import get_game
 
@@ -59,7 +57,7 @@ def now_ms() -> int:
 @dataclass(frozen=True)
 class SeatSpec:
     kind: str  # "human" or "agent"
-    participant: Participant | None = None
+    participant: object | None = None   # a crowd.Participant (crowd/models.py)
     agent_name: str = ""
 
 
@@ -110,6 +108,16 @@ def _rows(match: Match, start_seq: int, events: list[Event], *, actor: str, t: i
 # connects its wake-up (agents/apps.py, ``agents.dispatch.wake_agents``), so live imports no agent
 # code. A receiver must not raise: waking is best effort (the watchdog finds a lost wake-up).
 agent_turns_due = Signal()
+
+# Sent when a match ends (finished, timed out or aborted), INSIDE the transaction that ends it and
+# before it commits, with ``match`` (its row locked, its new status and ``finished_at`` set),
+# ``aborted_as`` (an abort's reason, "" when the rules ended it) and ``by`` (the role that aborted
+# it, "" otherwise). The crowd app connects how the match's workers go on (crowd/apps.py,
+# ``crowd.after_match.participants_after_match``: games played, another game or done, with the exit
+# reason), so what becomes of them commits with the match's end, or not at all; live imports no
+# crowd code. A receiver runs synchronously in that transaction: it may write (and lock rows after
+# the match's), and an error it raises rolls the match's end back with it.
+match_finished = Signal()
 
 
 def _after_commit(match: Match, rows: list[MatchEvent]) -> None:
@@ -283,7 +291,7 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
             timed_out = role == SYSTEM and stamped.get("type") == "time_up"
             match.status = Match.Status.TIMED_OUT if timed_out else Match.Status.FINISHED
             match.finished_at = timezone.now()
-            _participants_after_match(match)
+            match_finished.send(sender=Match, match=match)
         match_store.write_action(match, rows, finished=finished)
         _after_commit(match, rows)
     return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
@@ -448,20 +456,9 @@ def match_abort(*, match_id, reason: str, role: str = SYSTEM) -> Match:
     match.status = Match.Status.ABORTED
     match.finished_at = timezone.now()
     match.save(update_fields=["seq", "status", "finished_at", "updated_at"])
-    _participants_after_match(match, aborted_as=reason, by=role)
+    match_finished.send(sender=Match, match=match, aborted_as=reason, by=role)
     _after_commit(match, rows)
     return match
-
-
-# Aborts after which the match's workers are not sent on to another game: they have left.
-LET_GO_REASONS = {"inactive": "match_inactive"}
-# The exit reason of a worker whose last game ended this way (crowd/outcomes.py maps each to
-# what it earns): an abort's reason, or the game's clock for a match the rules ended as timed_out.
-LAST_GAME_REASONS = {"partner_left": "partner_left", "agent_failed": "agent_failed", "time_up": "time_up",
-                     "partner_stalled": "partner_timed_out"}
-# Aborts whose outcomes a stall decides (``match_staller``): whoever stalled gets ``timed_out``,
-# whoever waited on them the partner's pay, whichever of them ended the game.
-STALL_DECIDES = {"partner_left", "partner_stalled", *LET_GO_REASONS}
 
 
 # The abort reason of a match in which a seat never connected (live/presence.py aborts it).
@@ -471,85 +468,6 @@ ABSENT_REASON = "partner_never_joined"
 def never_connected(seat: Seat) -> bool:
     """A seat whose game page never opened its websocket (live/presence.py)."""
     return seat.connected == 0 and seat.last_seen_at is None
-
-
-def _participants_after_absent(match: Match) -> None:
-    """After an abort for ``ABSENT_REASON`` (called by ``_participants_after_match``,
-    inside ``match_abort``'s transaction): the workers whose seat never connected end as
-    ``never_joined``; the others go back to the waiting room first in the queue (their original
-    ``waiting_since``; the game is not counted) or, as the batch asks, end as ``partner_never_joined``."""
-    now = timezone.now()
-    seats = {s.participant_id: s for s in Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN)
-             .exclude(participant=None)}
-    for p in Participant.objects.select_for_update().filter(pk__in=seats).select_related("batch"):
-        if p.state != Participant.State.PLAYING:
-            continue
-        seat = seats[p.pk]
-        if never_connected(seat):
-            p.save(update_fields=participant_exit(p, "never_joined"))
-        elif p.batch.on_partner_absent == Batch.OnPartnerAbsent.END:
-            p.save(update_fields=participant_exit(p, "partner_never_joined"))
-        else:
-            p.state = Participant.State.WAITING
-            # present if their game page is open now; else as of when it closed
-            p.last_seen_at = now if seat.connected else seat.last_seen_at
-            if p.waiting_since is None:
-                p.waiting_since = now
-            p.save(update_fields=["state", "last_seen_at", "waiting_since"])
-
-
-def _participants_after_match(match: Match, aborted_as: str = "", by: str = "") -> None:
-    """Count the game for every human seat and send each worker on: another game or done, with
-    the exit reason of how this game ended. Aborted as ``partner_left`` by the seat that stayed
-    (``by``, ``match_abort``'s ``role``), the seats that had left end their part (``left_match``, the game
-    not counted). Aborted because nobody acted (``LET_GO_REASONS``), every worker's part ends
-    and the game is not counted: ``match_inactive`` for the seats the game was waiting on,
-    ``partner_inactive`` for the others (``agent_failed`` when it waited on an agent only).
-
-    When a person stalled the match (``match_staller``: did not take their turn within the turn
-    limit) and it was aborted as ``partner_left``, ``partner_stalled`` or ``inactive``, the stall
-    decides whoever pressed the button: the staller ends as ``timed_out``; the partner who ended it
-    goes on (its game counts; ``partner_timed_out`` if it was the last), a partner who had left
-    since ends as ``partner_timed_out``, and the inactivity limit lets it go as ``partner_inactive``."""
-    if aborted_as == ABSENT_REASON:   # a seat never opened the game: live/presence.py
-        return _participants_after_absent(match)
-    seat_rows = list(Seat.objects.filter(match=match, kind=Seat.Kind.HUMAN).exclude(participant=None)
-                     .values_list("participant_id", "role"))
-    role_of = dict(seat_rows)
-    due = set(_roles_due_at_abort(match)) if aborted_as in LET_GO_REASONS else set()
-    humans_due = due & set(role_of.values())
-    staller = match_staller(match, human_roles=set(role_of.values())) if aborted_as in STALL_DECIDES else ""
-    for p in Participant.objects.select_for_update().filter(pk__in=role_of).select_related("batch"):
-        role = role_of[p.pk]
-        ended_as = aborted_as
-        if staller:
-            # Who stalled decides, not who pressed the button: the staller timed out; a partner who
-            # waited and left since is paid as the partner of a staller; the one who ended it goes on.
-            if role == staller or (role != by and aborted_as not in LET_GO_REASONS):
-                p.save(update_fields=participant_exit(p, "timed_out" if role == staller else "partner_timed_out"))
-                continue
-            if aborted_as in LET_GO_REASONS:
-                p.save(update_fields=participant_exit(p, "partner_inactive"))
-                continue
-            ended_as = "partner_stalled"   # the partner who waited ended the game: it counts
-        if aborted_as in LET_GO_REASONS:
-            reason = ("partner_inactive" if humans_due and role not in due
-                      else "agent_failed" if due and not humans_due else LET_GO_REASONS[aborted_as])
-            p.save(update_fields=participant_exit(p, reason))
-            continue
-        if aborted_as == "partner_left" and by in role_of.values() and role != by:
-            p.save(update_fields=participant_exit(p, "left_match"))
-            continue
-        p.games_played += 1
-        fields = ["games_played", "state", "waiting_since"]
-        if p.games_played >= p.batch.games_per_worker:
-            last = LAST_GAME_REASONS.get(ended_as) or (
-                "time_up" if match.status == Match.Status.TIMED_OUT else "completed")
-            fields += participant_exit(p, last)
-        else:
-            p.state = Participant.State.WAITING
-            p.waiting_since = timezone.now()
-        p.save(update_fields=sorted(set(fields)))
 
 
 def match_staller(match: Match, *, human_roles: set[str], now=None) -> str:
@@ -624,12 +542,6 @@ def match_end_stalled(*, match_id, role: str) -> bool:
             return False
         match_abort(match_id=match_id, reason="partner_stalled", role=role)
     return True
-
-
-def _roles_due_at_abort(match: Match) -> list[str]:
-    """The roles the rules were waiting on when the match was aborted (from the snapshot before
-    the abort: ``match.state`` is not changed by an abort)."""
-    return list(get_game(match.game_id).rules.to_act(match.state))
 
 
 def match_time_up(*, match_id) -> str:

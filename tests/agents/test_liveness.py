@@ -14,7 +14,7 @@ from django.conf import settings
 from django.test import Client, override_settings
 
 from agents import liveness
-from live import lobby
+from crowd import lobby
 from live.batches import batch_problems, runnable
 from live.models import Batch
 

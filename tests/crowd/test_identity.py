@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from crowd import identity
 from crowd.entry import lab_token
-from live import lobby
+from crowd import lobby
 from crowd.models import Participant
 from live.models import Batch, Match, Seat
 

@@ -8,7 +8,7 @@ from django.test import Client
 from django.utils.html import escape
 
 from crowd import onboarding
-from live import lobby
+from crowd import lobby
 from research.admin import BatchForm
 from crowd.models import OnboardingResult, Participant, QuizAttempt
 from live.models import Batch

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from crowd import onboarding
-from live import lobby
+from crowd import lobby
 from games.base import IllegalAction
 from research.exports import run_export
 from crowd.models import OnboardingResult, Participant, PracticeRound

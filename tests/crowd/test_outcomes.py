@@ -14,7 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from crowd import outcomes
-from live import lobby
+from crowd import lobby
 from research.admin import BatchForm
 from crowd.models import Participant
 from live.models import Batch, Match, Seat
@@ -34,16 +34,16 @@ PROLIFIC_CODES = {"completed": "C0MPLETE", "time_up": "TIMEUP1", "no_partner": "
 def written_exit_reasons() -> set[str]:
     """Every exit reason the code can write, read from the source so that a new one cannot be
     missed: the literals passed to ``participant_exit``, ``participant_leave``'s default, the
-    services' reason maps and the choices in ``_participants_after_match``."""
+    reason maps and the choices in ``participants_after_match`` (crowd/after_match.py)."""
     import inspect
 
-    from live import services
-    found = set(services.LET_GO_REASONS.values()) | set(services.LAST_GAME_REASONS.values())
+    from crowd import after_match
+    found = set(after_match.LET_GO_REASONS.values()) | set(after_match.LAST_GAME_REASONS.values())
     for path in [*Path(ROOT, "games").rglob("*.py"), *Path(ROOT, "crowd").rglob("*.py"), *Path(ROOT, "live").rglob("*.py")]:
         text = path.read_text()
         found |= set(re.findall(r'participant_exit\(\w+, "(\w+)"\)', text))
         found |= set(re.findall(r'def participant_leave\(.*reason: str = "(\w+)"', text))
-    after = inspect.getsource(services._participants_after_match)
+    after = inspect.getsource(after_match.participants_after_match)
     found |= set(re.findall(r'"(\w+)" if ', after)) | set(re.findall(r'else "(\w+)"', after))
     return found
 

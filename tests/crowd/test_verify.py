@@ -10,7 +10,7 @@ from django.test import Client
 
 from crowd import payments, reconcile, verify
 from crowd.models import Launch, PayAction, Participant, Study
-from live import lobby
+from crowd import lobby
 from live.models import Batch, Seat
 from tests.support.platform_ids import mturk_rec, mturk_worker, prolific_id, prolific_rec  # noqa: F401 (fixtures)
 from tests.support.factories import batch as make_batch

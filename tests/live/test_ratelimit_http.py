@@ -1,4 +1,4 @@
-"""HTTP rate limits per client address and per participant (live/ratelimit.py, live/views.py).
+"""HTTP rate limits per client address and per participant (live/ratelimit.py, crowd/pages.py).
 
 Entry links, the participant page's steps and the waiting-room poll (which may take the batch
 row lock) answer 429 with Retry-After when one address or one participant floods them, before
@@ -16,7 +16,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from live import lobby, ratelimit
+from crowd import lobby
+from live import ratelimit
 from crowd.models import Participant
 from live.ratelimit import Limiter
 

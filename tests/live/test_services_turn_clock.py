@@ -13,7 +13,7 @@ from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
-from live import lobby
+from crowd import lobby
 from research.admin import BatchForm
 from games.base import turn_taken
 from live.models import Batch, Match, MatchEvent, Seat

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from games.colors.exports import CSV_COLUMNS
-from live.lobby import lobby_poll
+from crowd.lobby import lobby_poll
 from live.models import Match
 from live.services import match_apply_action
 

@@ -67,7 +67,7 @@ def test_guesswhich_versions_compared_with_mann_whitney(tmp_path):
 
 
 def test_imported_codraw_scenes_feed_a_batch(tmp_path):
-    from live.lobby import lobby_poll
+    from crowd.lobby import lobby_poll
     from crowd.models import Participant
     from live.models import Batch, Content
     from games.codraw.scenes import parse_scene

@@ -42,7 +42,7 @@ def lab_url(b: Batch, name: str) -> str:
 def enter(b: Batch, name: str, session: dict | None = None) -> Participant:
     """A participant entered through ``b``'s lab link, bound to ``session`` (a fresh one unless given)."""
     from crowd.entry import lab_token
-    from live import lobby
+    from crowd import lobby
     return lobby.participant_enter(batch=b, params=lobby.EntryParams("lab", "", lab_token=lab_token(b, name)),
                                    session={} if session is None else session)
 

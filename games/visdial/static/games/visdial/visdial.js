@@ -67,7 +67,7 @@
   }
 
   const input = $("sendinput");
-  // the limit of this seat's text, from the game's action schema (live/views.py seat_text_max)
+  // the limit of this seat's text, from the game's action schema (crowd/pages.py seat_text_max)
   const LIMIT = parseInt(input.dataset.max, 10) || MAX_LEN;
   /* remaining characters as one types; over the limit the send button is disabled (issue 10) */
   function updateCounter() {

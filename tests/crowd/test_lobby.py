@@ -13,7 +13,7 @@ from django.db import close_old_connections, connection
 from django.test import Client
 from django.utils import timezone
 
-from live import lobby
+from crowd import lobby
 from crowd.models import Participant
 from live.models import Batch, Match, Seat
 from live.services import match_apply_action
@@ -162,7 +162,7 @@ def test_many_arrivals_at_once_threads():
 POLLER = """
 import django, os, sys
 django.setup()
-from live import lobby
+from crowd import lobby
 ids = [int(x) for x in sys.argv[1].split(",")]
 pending = set(ids)
 for _ in range(200):

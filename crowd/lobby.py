@@ -6,7 +6,7 @@ and creates the match: a waiting worker is never given twice; a worker is one pa
 ``(batch, platform, worker_id)``), so no worker sits in both seats; and a worker is only put back
 in the queue while ``games_played < games_per_worker``.
 
-Only workers whose waiting page is open are paired (live/presence.py): each poll records the
+Only workers whose waiting page is open are paired (crowd/presence.py): each poll records the
 worker as present; one not heard from for ``GT_PRESENCE_S`` is neither paired nor timed out, and
 is asked "are you still there?" when the page polls again (``participant_present`` answers it).
 """
@@ -24,7 +24,7 @@ from django.utils import timezone
 from crowd import (entry as crowd_entry, identity, onboarding as crowd_onboarding, platform_ids,
                    studies as crowd_studies, verify)
 from crowd.outcomes import participant_exit
-from live import presence
+from crowd import presence
 from crowd.models import Participant
 from live.models import Batch, Content, Match, Seat
 from games.registry import get_game
@@ -339,7 +339,7 @@ def participant_leave(*, participant_id: int, reason: str = "left_waiting") -> P
 
 def participant_present(*, participant_id: int) -> Participant:
     """The worker answered "are you still there?" on the waiting page: back in the queue
-    (live.presence.participant_back)."""
+    (crowd.presence.participant_back)."""
     return presence.participant_back(participant_id)
 
 
@@ -406,7 +406,7 @@ def _status(p: Participant, seat: Seat | None = None, away: bool = False) -> Lob
 def lobby_poll(*, participant_id: int, gap_s: float | None = None) -> LobbyStatus:
     """Called by the waiting page about once a second: pair this worker if a partner is there,
     give up on the partner after the batch's wait, or report the match it was put in. A worker
-    away too long (live/presence.py) is only told so; a present one is recorded as present.
+    away too long (crowd/presence.py) is only told so; a present one is recorded as present.
 
     ``gap_s``: how long the page itself waited since its previous poll's answer, beyond any wait
     the server asked of it (the page's own clock; None when it does not say). A page that says it

@@ -1,4 +1,4 @@
-"""Ghost partners (issue 20, item 2; live/presence.py): only workers whose waiting page is open are
+"""Ghost partners (issue 20, item 2; crowd/presence.py, live/presence.py): only workers whose waiting page is open are
 paired, one who comes back is asked "are you still there?", and a seat that never connects lets its
 partner go on (back to the waiting room first in the queue, or to the last page with the pay for
 ``partner_left``) while its own worker ends as ``returned_early``. Against PostgreSQL, and across
@@ -19,8 +19,9 @@ from django.db import close_old_connections, connection
 from django.test import Client
 from django.utils import timezone
 
-from live import lobby, presence
-from live.views import _gap_s as views_gap
+from crowd import lobby
+from live import presence
+from crowd.pages import _gap_s as views_gap
 from crowd.models import Participant
 from live.models import Batch, Match, MatchEvent, Seat
 from live.services import seat_presence
