@@ -181,6 +181,9 @@ class Env(BaseSettings):
     GT_HTTP_DB_WAIT_S: float = Field(10.0, ge=0, description="seconds a page waits for an unreachable database "
                                                              "before the \"one moment\" page")
     GT_REDIS_POOL: int = Field(1000, ge=1, description="Redis connections of the channel layer per server process")
+    GT_LAYER_SHARDS: int = Field(8, ge=1, le=64, description="publish lanes of the channel layer per server process: "
+                                 "the same Redis listed this many times, each shard publishing one message at a time "
+                                 "(docs/bench.md, issue 22)")
     GT_GC_THRESHOLD: Annotated[tuple[int, int, int] | None, NoDecode, BeforeValidator(_gc_threshold)] = Field(
         (50000, 20, 10), description="the server's garbage-collector thresholds (docs/bench.md); `default`: "
                                      "CPython's, and no freeze",

@@ -168,9 +168,12 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            # redis-py's asyncio pool defaults to 100 connections and raises when full.
+            # redis-py's asyncio pool defaults to 100 connections and raises when full. The stock
+            # layer publishes one message at a time per shard (behind the shard's lock): the same
+            # Redis listed GT_LAYER_SHARDS times gives that many publishes in flight, groups and
+            # channels spread over them by name (docs/bench.md, "Issue 22").
             "CONFIG": {"hosts": [{"address": REDIS_URL, "max_connections": ENV.GT_REDIS_POOL,
-                                  "redis_connect_func": _layer_on_connect}]},
+                                  "redis_connect_func": _layer_on_connect}] * ENV.GT_LAYER_SHARDS},
         }
     }
 else:

@@ -1,6 +1,8 @@
 """What the full stack adds to channels_redis's stock pub/sub layer: a resync after Redis comes back.
 
-The layer is ``channels_redis.pubsub.RedisPubSubChannelLayer`` as shipped (groundtalk_web/settings.py).
+The layer is ``channels_redis.pubsub.RedisPubSubChannelLayer`` as shipped (groundtalk_web/settings.py),
+configured with the same Redis listed ``GT_LAYER_SHARDS`` times: each shard publishes one message at
+a time, so that many publishes are in flight per process (public configuration, no subclass).
 When Redis restarts, redis-py reconnects the layer's pub/sub connection by itself and subscribes
 it again to every channel and group it had (``PubSub.on_connect``), but whatever was published
 while it was away is gone: a seat that missed the last event of its match would wait for it
@@ -8,22 +10,20 @@ forever (a restart once left 26 of 50 matches without live events).
 
 The hook is redis-py's public ``redis_connect_func`` connection option, given in the layer's host
 config: redis-py calls :func:`on_connect` instead of ``Connection.on_connect`` each time one of
-the layer's connections connects. A connection that connects for a second time has lost its
-previous session (Redis restarted or the network broke), so every seat consumer of this process
-is sent a ``match.resync`` message (live/consumers.py) and reads from the log what was published
+the layer's connections connects. A connection that connects while seats listen may follow a
+lost session (Redis restarted, the network broke, Redis dropped the subscriber), so every seat
+consumer of this process is sent a ``match.resync`` message (live/consumers.py) and reads from the log what was published
 while it was not listening (as for a gap in ``seq``).
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 
 log = logging.getLogger(__name__)
 RESYNC = {"type": "match.resync"}
 RESYNC_AFTER_S = 1.5   # the layer's receiver polls every 0.1 s, and waits 1 s after an error
 
-_seen: weakref.WeakSet = weakref.WeakSet()      # connections that have connected once
 _seats: dict[asyncio.AbstractEventLoop, set[str]] = {}   # per event loop: consumers holding a seat
 _pending: dict[asyncio.AbstractEventLoop, asyncio.TimerHandle] = {}
 
@@ -39,12 +39,18 @@ def seat_gone(channel_name: str) -> None:
 
 async def on_connect(connection) -> None:
     """redis-py's ``redis_connect_func``: set the connection up as redis-py does by default, then,
-    if it had been connected before, resync this loop's seats ``RESYNC_AFTER_S`` later."""
+    if this loop already holds seats, resync them ``RESYNC_AFTER_S`` later.
+
+    Any connection that connects while seats listen counts, not only one connecting a second time:
+    when Redis drops the pub/sub connection alone (a restart, or Redis closing a subscriber whose
+    output buffer overflowed), channels_redis opens a new pub/sub object, which may take a
+    connection the pool never used before. A connect that lost nothing (a shard's first publish
+    connection while seats already listen) costs one read of the log per seat, which finds
+    nothing new."""
     await connection.on_connect()
-    if connection not in _seen:
-        _seen.add(connection)
+    if not _seats.get(asyncio.get_running_loop()):
         return
-    log.warning("channel layer: a Redis connection was re-established; resyncing this process's seats")
+    log.info("channel layer: a Redis connection (re)connected while seats listen; resyncing this process's seats")
     # After a restart every connection of the layer reconnects, the pub/sub one when its receiver
     # next polls; each reconnect puts the resync off, so it runs once, after the pub/sub
     # connection has subscribed again (redis-py does that right after this function returns).
