@@ -23,6 +23,10 @@ import logging
 log = logging.getLogger(__name__)
 RESYNC = {"type": "match.resync"}
 RESYNC_AFTER_S = 1.5   # the layer's receiver polls every 0.1 s, and waits 1 s after an error
+# The resync itself travels through Redis to the seat's channel, on that channel's shard: a shard
+# whose pub/sub connection subscribes again later than the others would drop it. So it is sent
+# once more this much later (reading the log again finds nothing when the first one arrived).
+RESYNC_AGAIN_S = 5.0
 
 _seats: dict[asyncio.AbstractEventLoop, set[str]] = {}   # per event loop: consumers holding a seat
 _pending: dict[asyncio.AbstractEventLoop, asyncio.TimerHandle] = {}
@@ -58,13 +62,17 @@ async def on_connect(connection) -> None:
     pending = _pending.pop(loop, None)
     if pending is not None:
         pending.cancel()
-    _pending[loop] = loop.call_later(RESYNC_AFTER_S, lambda: loop.create_task(resync_seats()))
+    _pending[loop] = loop.call_later(RESYNC_AFTER_S, lambda: loop.create_task(resync_seats(again=True)))
 
 
-async def resync_seats() -> None:
-    """Ask every seat consumer of this loop to fill from the log what it may have missed."""
+async def resync_seats(again: bool = False) -> None:
+    """Ask every seat consumer of this loop to fill from the log what it may have missed; with
+    ``again``, once more ``RESYNC_AGAIN_S`` later (unless a newer reconnect scheduled its own)."""
     from channels.layers import get_channel_layer
 
+    loop = asyncio.get_running_loop()
+    if again:
+        _pending[loop] = loop.call_later(RESYNC_AGAIN_S, lambda: loop.create_task(resync_seats()))
     layer = get_channel_layer()
     for name in list(_seats.get(asyncio.get_running_loop(), ())):
         try:
