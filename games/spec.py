@@ -94,6 +94,12 @@ class GameSpec:
                         ``match_images(match) -> dict`` (images the staff match page shows),
                         ``image_scene(match, image_id) -> dict | None`` (the scene the staff image
                         endpoint draws for one of them),
+                        ``PICTURES`` (the staff pages' SVG pictures of a match: URL name ->
+                        ``(route under research/matches/<id>/, draw)``, ``draw(match, events, *,
+                        scale, query, **route) -> (svg, file name)`` over the match and its logged
+                        events as plain dicts, raising LookupError for a 404),
+                        ``replay_svg(state, *, match_id, seq, scale) -> (svg, file name)`` (the
+                        replay's picture after event ``seq``; research/pictures.py serves both),
                         ``compare_test(outcomes_a, outcomes_b, scores_a, scores_b) -> dict``
                         (the test between two groups; required when :attr:`compare_roles` is
                         not empty): ``{"name", "columns", "rows"}``, each row with ``what``,

@@ -5,7 +5,7 @@ from django.templatetags.static import static
 
 from crowd import launch_views, pages
 from crowd import views as crowd_views
-from research import export_page, views as research_views
+from research import export_page, pictures as research_pictures, views as research_views
 from live import views as live_views
 from live import scene_images
 from games.registry import GAMES
@@ -39,6 +39,8 @@ urlpatterns = [
     path("research/matches/<uuid:match_id>/", research_views.research_match, name="research_match"),
     path("research/matches/<uuid:match_id>/img/<str:image_id>.png", research_views.research_match_image,
          name="research_match_image"),
+    # the replay's picture and each game's pictures of a match (its monitor's PICTURES)
+    *research_pictures.urlpatterns(),
     # each game's own endpoints (GameSpec.urls), at the site's root
     *(path("", include(spec.package + spec.urls if spec.urls.startswith(".") else spec.urls))
       for spec in GAMES.values() if spec.urls),

@@ -5,7 +5,7 @@
 * ``/research/matches/<id>/`` – one match: its log in words, the images, the replay;
 * ``/research/matches/<id>/img/<image_id>.png?size=thumb|full|large`` – any image of the match's
   content (the GuessWhich pool, the visual-dialog image), staff only;
-* ``/research/matches/<id>/replay/<seq>.svg`` – CoDraw: the Drawer's canvas after event ``seq``;
+* the SVG pictures of a match (the replay's board, each game's ``PICTURES``): research/pictures.py;
 * ``/research/compare/`` – two groups of matches side by side with a test, or the reason why not.
 """
 from __future__ import annotations

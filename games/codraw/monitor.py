@@ -1,12 +1,17 @@
 """The research pages' view of CoDraw (``GameSpec.monitor``; research/monitor.py calls it): mean
 similarity score with a bootstrap 95 % CI, a histogram over the metric's range [0, 5] and the mean
-score after each round; groups compared by Mann-Whitney U on the final scores."""
+score after each round; groups compared by Mann-Whitney U on the final scores. Also the staff
+pages' pictures of a match (``PICTURES`` and ``replay_svg``: SVG text from plain data, served by
+research/pictures.py): the target, the Drawer's canvas after each round, the final canvas and the
+canvas at any step of the replay."""
 from __future__ import annotations
 
 import numpy as np
 
 from games.base import SYSTEM
 from games.codraw import clipart as ca
+from games.codraw import rules as codraw_rules
+from games.codraw.render import scene_svg
 from games.stats import mann_whitney, mean, mean_ci, num
 
 MAX_SCORE = 5.0
@@ -84,3 +89,55 @@ def board(state: dict, rules, *, match_id: str, seq: int) -> dict:
             "pieces": len(state["canvas"]), "score": num(rules.score(state)),
             "peek": bool(state["peek"]["used"]),
             "canvas_svg": f"/research/matches/{match_id}/replay/{seq}.svg"}
+
+
+# ------------------------------------------------------------------------------ pictures
+# Pure functions of the match (a plain dict: id, content, seed, config, status, seq) and its logged
+# events (plain dicts in seq order: seq, type, actor, payload, private, action); each returns
+# (SVG text, file name) or raises LookupError (the platform answers 404). research/pictures.py
+# serves them, staff only, at /research/matches/<id>/<route> under the URL name.
+def target_svg(match: dict, events: list[dict], *, scale: float, query: dict) -> tuple[str, str]:
+    content = match.get("content")
+    abs_t = content.get("abs_t") if isinstance(content, dict) else None
+    if not abs_t:
+        raise LookupError("This match has no target scene.")
+    return (scene_svg(abs_t, scale=scale, title=f"target of {match['id']}"),
+            f"codraw-{match['id']}-target.svg")
+
+
+def round_svg(match: dict, events: list[dict], *, scale: float, query: dict, round_no: int) -> tuple[str, str]:
+    """The Drawer's canvas after round ``round_no`` (0-based), from the logged round_recorded
+    (``?before=1``: before the Drawer's changes of that round)."""
+    before = query.get("before") in ("1", "true", "yes")
+    key = "abs_b" if before else "abs_d"
+    for event in events:
+        if event["type"] == "round_recorded" and (event.get("payload") or {}).get("round") == round_no:
+            canvas = ((event.get("private") or {}).get("drawer") or {}).get(key)
+            if canvas is None:
+                break
+            which = "before" if before else "after"
+            return (scene_svg(canvas, scale=scale, title=f"{match['id']}: Drawer's canvas {which} round {round_no}"),
+                    f"codraw-{match['id']}-round{round_no}{'-before' if before else ''}.svg")
+    raise LookupError(f"No recorded round {round_no} in this match.")
+
+
+def final_svg(match: dict, events: list[dict], *, scale: float, query: dict) -> tuple[str, str]:
+    ended = [e for e in events if e["type"] == "game_ended"]
+    if not ended:
+        raise LookupError("This game has not ended.")
+    return (scene_svg(ended[-1]["payload"]["abs_d"], scale=scale, title=f"{match['id']}: final canvas"),
+            f"codraw-{match['id']}-final.svg")
+
+
+PICTURES = {   # URL name -> (route under /research/matches/<id>/, function)
+    "codraw_target_svg": ("codraw/target.svg", target_svg),
+    "codraw_round_svg": ("codraw/round/<int:round_no>.svg", round_svg),
+    "codraw_final_svg": ("codraw/final.svg", final_svg),
+}
+
+
+def replay_svg(state: dict, *, match_id: str, seq: int, scale: float) -> tuple[str, str]:
+    """The Drawer's canvas in ``state``, the match replayed to event ``seq`` (the replay's board)."""
+    return (scene_svg(codraw_rules.canvas_scene(state), scale=scale,
+                      title=f"{match_id}: the Drawer's canvas after event {seq}"),
+            f"codraw-{match_id}-step{seq}.svg")

@@ -1,6 +1,5 @@
-"""CoDraw's own HTTP views: the clip-art configuration the game page loads, the original
-Abstract Scenes PNGs when a researcher has them (``GT_CODRAW_ART_DIR``), and staff-only SVG
-snapshots of a match's canvases (target, after each round, final).
+"""CoDraw's own HTTP views: the clip-art configuration the game page loads and the original
+Abstract Scenes PNGs when a researcher has them (``GT_CODRAW_ART_DIR``).
 
 URLs (groundtalk_web/urls.py):
 
@@ -9,11 +8,14 @@ URLs (groundtalk_web/urls.py):
   the PNGs), the PNG file name of every piece, and the kids' face boxes for the expression picker;
 * ``/codraw/art/<name>`` serves one file of ``GT_CODRAW_ART_DIR``: only the 128 clip-art PNG
   names of the library (``s_0s.png`` ... ``t_14s.png``) and ``background.png``, nothing else;
-  404 when the setting is empty or the file is missing;
-* ``/research/matches/<id>/codraw/target.svg``, ``.../codraw/round/<n>.svg`` (the Drawer's canvas
-  after round ``n``, numbered from 0 like ``seq_d`` in the CoDraw data, from the match's
-  ``round_recorded`` events; ``?before=1`` for the canvas before the Drawer's changes) and
-  ``.../codraw/final.svg`` (from ``game_ended``); staff only.
+  404 when the setting is empty or the file is missing.
+
+The staff pages' SVG snapshots of a match (``/research/matches/<id>/codraw/target.svg``,
+``.../codraw/round/<n>.svg`` (the Drawer's canvas after round ``n``, numbered from 0 like ``seq_d``
+in the CoDraw data, from the match's ``round_recorded`` events; ``?before=1`` for the canvas before
+the Drawer's changes), ``.../codraw/final.svg`` (from ``game_ended``) and the replay's
+``/research/matches/<id>/replay/<seq>.svg``) are drawn by monitor.py and served by
+research/pictures.py; this module imports no platform app.
 """
 from __future__ import annotations
 
@@ -23,18 +25,12 @@ from pathlib import Path
 
 from django.conf import settings
 from django.http import FileResponse, Http404, HttpResponse
-from django.shortcuts import get_object_or_404
-from django.views.decorators.http import require_GET, require_safe
+from django.views.decorators.http import require_GET
 
-from crowd.staff import RESEARCH, staff_permission
 from games.codraw import art as svg_art
 from games.codraw import clipart as ca
-from games.codraw.render import scene_svg
-from games.codraw import rules
 from games.codraw.rules import OFF_CANVAS_MARGIN
-from live.models import Match, MatchEvent
 
-GAME_ID = "codraw_v1"
 BACKGROUND_PNG = "background.png"
 PNG_NAMES = frozenset(ca.ALL_PNGS) | {BACKGROUND_PNG}
 SVG_BASE = "/static/codraw/art/"
@@ -102,83 +98,3 @@ def art_file(request, name: str):
     response["Cache-Control"] = "public, max-age=86400"
     response["X-Content-Type-Options"] = "nosniff"
     return response
-
-
-# ------------------------------------------------------------------------------ research views
-def _codraw_match(match_id) -> Match:
-    match = get_object_or_404(Match, pk=match_id)
-    if match.game_id != GAME_ID:
-        raise Http404("Not a CoDraw match.")
-    return match
-
-
-def _svg_response(svg: str, filename: str) -> HttpResponse:
-    response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
-    response["Content-Disposition"] = f'inline; filename="{filename}"'
-    response["X-Content-Type-Options"] = "nosniff"
-    # its own policy, kept by groundtalk_web/csp.py: the SVG's inline styles, nothing else, framed by nobody
-    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'none'"
-    return response
-
-
-def _scale(request) -> float:
-    try:
-        scale = float(request.GET.get("scale", "1"))
-    except ValueError:
-        return 1.0
-    return min(max(scale, 0.1), 4.0)
-
-
-@staff_permission(RESEARCH)
-@require_GET
-def target_svg(request, match_id):
-    match = _codraw_match(match_id)
-    abs_t = match.content.get("abs_t") if isinstance(match.content, dict) else None
-    if not abs_t:
-        raise Http404("This match has no target scene.")
-    return _svg_response(scene_svg(abs_t, scale=_scale(request), title=f"target of {match.id}"),
-                         f"codraw-{match.id}-target.svg")
-
-
-@staff_permission(RESEARCH)
-@require_GET
-def round_svg(request, match_id, round_no: int):
-    """The Drawer's canvas after round ``round_no`` (0-based), from the logged round_recorded."""
-    match = _codraw_match(match_id)
-    key = "abs_b" if request.GET.get("before") in ("1", "true", "yes") else "abs_d"
-    for event in MatchEvent.objects.filter(match=match, type="round_recorded").order_by("seq"):
-        if (event.payload or {}).get("round") == round_no:
-            canvas = ((event.private or {}).get("drawer") or {}).get(key)
-            if canvas is None:
-                break
-            which = "before" if key == "abs_b" else "after"
-            return _svg_response(scene_svg(canvas, scale=_scale(request),
-                                           title=f"{match.id}: Drawer's canvas {which} round {round_no}"),
-                                 f"codraw-{match.id}-round{round_no}{'-before' if key == 'abs_b' else ''}.svg")
-    raise Http404(f"No recorded round {round_no} in this match.")
-
-
-@staff_permission(RESEARCH)
-@require_GET
-def final_svg(request, match_id):
-    match = _codraw_match(match_id)
-    event = MatchEvent.objects.filter(match=match, type="game_ended").order_by("-seq").first()
-    if event is None:
-        raise Http404("This game has not ended.")
-    return _svg_response(scene_svg(event.payload["abs_d"], scale=_scale(request),
-                                   title=f"{match.id}: final canvas"), f"codraw-{match.id}-final.svg")
-
-
-@staff_permission(RESEARCH)
-@require_safe
-def replay_svg(request, match_id, seq: int):
-    """The Drawer's canvas after event ``seq``, replayed from the log (the research replay's board)."""
-    match = _codraw_match(match_id)
-    if not 1 <= seq <= match.seq:
-        raise Http404(f"This match has events 1 to {match.seq}.")
-    state = rules.initial_state(match.content, match.seed, match.config)
-    for row in match.events.filter(seq__lte=seq).exclude(action=None).order_by("seq").only("actor", "action"):
-        state, _ = rules.apply(state, row.actor, row.action)
-    return _svg_response(scene_svg(rules.canvas_scene(state), scale=_scale(request),
-                                   title=f"{match.id}: the Drawer's canvas after event {seq}"),
-                         f"codraw-{match.id}-step{seq}.svg")
