@@ -52,13 +52,13 @@ async def on_connect(connection) -> None:
     connection while seats already listen) costs one read of the log per seat, which finds
     nothing new."""
     await connection.on_connect()
-    if not _seats.get(asyncio.get_running_loop()):
+    loop = asyncio.get_running_loop()
+    if not _seats.get(loop):
         return
     log.info("channel layer: a Redis connection (re)connected while seats listen; resyncing this process's seats")
     # After a restart every connection of the layer reconnects, the pub/sub one when its receiver
     # next polls; each reconnect puts the resync off, so it runs once, after the pub/sub
     # connection has subscribed again (redis-py does that right after this function returns).
-    loop = asyncio.get_running_loop()
     pending = _pending.pop(loop, None)
     if pending is not None:
         pending.cancel()
@@ -68,13 +68,13 @@ async def on_connect(connection) -> None:
 async def resync_seats(again: bool = False) -> None:
     """Ask every seat consumer of this loop to fill from the log what it may have missed; with
     ``again``, once more ``RESYNC_AGAIN_S`` later (unless a newer reconnect scheduled its own)."""
-    from channels.layers import get_channel_layer
+    from channels.layers import get_channel_layer   # here: settings.py imports this module
 
     loop = asyncio.get_running_loop()
     if again:
         _pending[loop] = loop.call_later(RESYNC_AGAIN_S, lambda: loop.create_task(resync_seats()))
     layer = get_channel_layer()
-    for name in list(_seats.get(asyncio.get_running_loop(), ())):
+    for name in list(_seats.get(loop, ())):
         try:
             await layer.send(name, RESYNC)
         except Exception as exc:   # Redis away again: the next reconnect resyncs
