@@ -107,6 +107,8 @@ class GameSpec:
                         column ``(header, key, decimals or "percent", text when None)``.
                         :mod:`games.stats` has the shared helpers (proportions with Wilson
                         intervals, bootstrap means, Fisher and Mann-Whitney rows).
+      ``llm``           optional: how a language model plays each role (``ROLES``: role ->
+                        :class:`games.llm.LlmRole`; ``spec.llm_role(role)``), for LLM agents.
       ``onboarding``    optional: the practice round and quiz (``crowd/onboarding.py`` reads
                         ``QUIZ``, ``practice_config`` ...); ``spec.onboarding`` is None when absent.
 
@@ -213,6 +215,16 @@ class GameSpec:
     @cached_property
     def onboarding(self) -> ModuleType | None:
         return _optional_module(f"{self.package}.onboarding")
+
+    @cached_property
+    def llm(self) -> ModuleType | None:
+        """How a language model plays the game's roles (``ROLES``: role -> :class:`games.llm.LlmRole`
+        of ``<package>.llm``); None when the game has no LLM adapter."""
+        return _optional_module(f"{self.package}.llm")
+
+    def llm_role(self, role: str):
+        """The :class:`games.llm.LlmRole` of ``role``, or None."""
+        return getattr(self.llm, "ROLES", {}).get(role) if self.llm is not None else None
 
     @property
     def roles(self) -> tuple[str, ...]:
