@@ -106,6 +106,8 @@
         if (msg.view) this.onView(msg.view, msg, false);
       } else if (msg.type === "presence") {
         this.onPresence(msg);
+      } else if (msg.type === "typing") {
+        typing.show(msg);
       } else if (msg.type === "ack") {
         this.pending = this.pending.filter((p) => p.id !== msg.id);
         this.savePending();
@@ -162,6 +164,7 @@
 
     applyEvent(ev) {
       if (this.lastSeq !== null && ev.seq <= this.lastSeq) return;
+      typing.eventFrom(ev.actor);
       try {
         this.onEvent(ev);
       } finally {   // what every game page shares (gt/stall.js), whatever the page's own handler did
@@ -219,6 +222,35 @@
     if (reason === "partner_stalled") return "The game ended because a turn was not taken in time.";
     return reason === "partner_left" ? "The game ended because your partner left." : "The game was stopped.";
   }
+
+  /* A partner writing its reply (an AI partner's words as they are generated, agents/llm/): the
+   * page's #gt-typing element shows "Your partner is typing…" and the words so far. These frames
+   * are not part of the game: the line itself arrives as an event, which hides the indicator, as
+   * does silence for a while. */
+  const typing = {
+    quietMs: 15000,
+    timer: null,
+    node() { return document.getElementById("gt-typing"); },
+    show(msg) {
+      const node = this.node();
+      if (!node) return;
+      node.replaceChildren(el("span", { class: "typing-who", text: "Your partner is typing…" }),
+        msg.text ? el("span", { class: "typing-text", text: " " + msg.text }) : "");
+      node.dataset.role = msg.role || "";
+      node.hidden = false;
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.hide(), this.quietMs);
+    },
+    eventFrom(actor) {
+      const node = this.node();
+      if (node && !node.hidden && (!node.dataset.role || node.dataset.role === actor)) this.hide();
+    },
+    hide() {
+      const node = this.node();
+      clearTimeout(this.timer);
+      if (node) { node.hidden = true; node.replaceChildren(); }
+    },
+  };
 
   const eventHooks = [];
   window.GT = { SeatClient, el, uid, partnerGone, abortedText, eventHooks };
