@@ -112,6 +112,15 @@ def test_what_a_role_must_not_know_does_not_change_what_it_sees(game_id):
     testing.check_non_interference(GAMES[game_id], agents=audit_agents(game_id), seed=44)
 
 
+@pytest.mark.parametrize("game_id", GAME_IDS)
+def test_llm_roles_keep_the_contract(game_id):
+    """Every role with an LLM adapter (games/<game>/llm.py, games/llm.py): its request renders over
+    played matches, holds nothing hidden from the role, and its decisions become legal actions."""
+    if not getattr(GAMES[game_id].llm, "ROLES", None):
+        pytest.skip(f"{game_id} has no LLM adapter")
+    assert testing.check_llm_roles(GAMES[game_id], agents=audit_agents(game_id), seed=55) > 0
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("game_id", GAME_IDS)
 def test_leak_audit_through_the_socket_and_http(game_id, live_server_url, record_property):
