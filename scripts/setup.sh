@@ -11,7 +11,7 @@ want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   echo "setup: installing Python dependencies" >&2
   .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -e ".[test,models]"
+  .venv/bin/pip install -q -e ".[test,models,llm-test]"
   echo "$want" > "$stamp"
 fi
 need_apt=()
