@@ -18,6 +18,29 @@ class Agent(Protocol):
 
 
 @dataclass(frozen=True)
+class TurnContext:
+    """What the platform tells an agent that has ``act_turn(view, turn)`` (an LLM agent,
+    agents/llm/) besides the view: which turn this is, and two services of the match.
+
+    ``match_id``, ``role``, ``expected_seq``  the turn (the match's seq when it became due)
+    ``due_at``     when the turn became due (seconds since the epoch): the agent's ``timeout_s``
+                   and a reply's pacing count from here
+    ``check``      action -> the action as the game's schema validated it, or raises
+                   :class:`games.base.IllegalAction`: the schema AND the rules, applied to a copy
+                   of the match's state (nothing is written)
+    ``publish``    frame -> None: an ephemeral frame to the match's other seats (``{"role": ...,
+                   "text": ...}``, shown as "typing"); never logged, best effort
+    """
+
+    match_id: str
+    role: str
+    expected_seq: int
+    due_at: float
+    check: Callable[[dict], dict]
+    publish: Callable[[dict], None]
+
+
+@dataclass(frozen=True)
 class AgentSpec:
     """A named agent: which game and role it plays, how to build it, where it runs.
 

@@ -21,16 +21,18 @@ from agents import services, tasks
 from agents.registry import get_agent_spec
 
 log = logging.getLogger(__name__)
-_pool: ThreadPoolExecutor | None = None
+_pools: dict[str, ThreadPoolExecutor] = {}
 _pool_lock = threading.Lock()
+# The embedded mode's threads: the rule agents' (CPU, fast), and the LLM agents' apart (agents/llm/:
+# a turn waits seconds on its endpoint, and must not hold up the rule agents of other matches).
+POOL_SIZES = {"agent": 4, "llm": 32}
 
 
-def _executor() -> ThreadPoolExecutor:
-    global _pool
+def _executor(kind: str = "agent") -> ThreadPoolExecutor:
     with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agent")
-        return _pool
+        if kind not in _pools:
+            _pools[kind] = ThreadPoolExecutor(max_workers=POOL_SIZES[kind], thread_name_prefix=kind)
+        return _pools[kind]
 
 
 def _run_inprocess(func, **kwargs) -> None:
@@ -55,8 +57,9 @@ def wake_agents(*, match_id, seq: int, roles: list[str], agent_seats: dict[str, 
                 # the watchdog's fallback plays a torch agent's seat after its timeout
                 log.warning("agent %s is a torch model agent: no model worker in the embedded mode", spec.name)
             else:
-                _executor().submit(_run_inprocess, services.agent_take_turn, match_id=str(match_id), role=role,
-                                   expected_seq=seq)
+                llm = spec.model is not None and spec.model.kind == "openai"
+                _executor("llm" if llm else "agent").submit(
+                    _run_inprocess, services.agent_take_turn, match_id=str(match_id), role=role, expected_seq=seq)
         except Exception as exc:   # the broker is down: the watchdog moves the match on
             log.warning("could not wake agent %s of match %s at seq %s: %r", role, match_id, seq, exc)
 

@@ -35,23 +35,50 @@ The file is TOML (stdlib ``tomllib``): ``models/models.toml`` in the project, or
     fallback = "colors_literal_listener"
     version = "remote-1"
 
+    [[agent]]
+    name = "colors_llm_listener"
+    kind = "openai"                     # a chat model behind an OpenAI-compatible endpoint (agents/llm/)
+    game_id = "colors_v1"
+    role = "listener"                   # the game must have an LLM adapter for it (games/<game>/llm.py)
+    base_url = "http://gpu-box:8000/v1" # vLLM, TGI, Ollama, a hosted API
+    model = "Qwen/Qwen2.5-VL-7B-Instruct"   # the model name the server serves
+    api_key_env = "GT_LLM_KEY"          # the NAME of the environment variable holding the key; ""
+                                        # for an endpoint that needs none (vLLM without --api-key)
+    timeout_s = 20                      # the whole turn: waiting for a slot, retries, repair, pacing
+    fallback = "colors_literal_listener"
+    version = "qwen-vl-7b-2026-11"
+    # optional: temperature, top_p, max_tokens, seed, images (bool), stream (bool),
+    # max_concurrency (calls in flight to base_url+model, shared by every worker), prompt (a
+    # template file, relative to this file), price_in / price_out (USD per million tokens),
+    # reply_pacing = { min_s = 2, chars_per_s = 6, jitter = 0.3, max_s = 30 }
+
 Every entry becomes an :class:`agents.base.AgentSpec` in ``agents.registry.all_agents()`` (so the
 batch builder, ``simulate``, the agent docs and the lobby see it): a torch agent's queue is
 ``model.<family_key>`` (served by ``manage.py model_worker --family <family_key>``) and its device
 ``gpu`` unless it runs on the CPU; an http agent is a CPU agent on its own ``agent.<name>`` queue,
-served by ``manage.py agent_worker`` like the rule agents. Any problem is a
+served by ``manage.py agent_worker`` like the rule agents; so is an openai agent (``agent.<name>``;
+the worker's thread pool is 32 threads by default when it serves one: its turns wait on the
+network). Any problem is a
 :class:`ModelConfigError` (an ``ImproperlyConfigured``) naming the file, the entry and the field;
 ``agents.apps`` checks the file when Django starts, so a bad file stops every process at start-up.
+
+An openai agent's ``api_key_env`` names a variable every process that reads this file must have
+(a missing or empty one is an error at start-up, naming the entry, the field and the variable);
+its value is read by the agent only (agents/llm/agent.py), never stored in the configuration,
+logged, recorded or exported. ``api_key_env = ""`` declares an endpoint that needs no key.
 
 Nothing here imports torch or a family's module (the web process reads this file): the family's
 module is only looked up (``importlib.util.find_spec``); the worker imports it.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -64,17 +91,22 @@ from groundtalk_web import env
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_FILE = ROOT / "models" / "models.toml"
 ENV = "GT_MODELS_FILE"
-KINDS = ("torch", "http")
+KINDS = ("torch", "http", "openai")
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 KEY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 CLASS_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 DEVICE_RE = re.compile(r"^(cpu|cuda|cuda:\d+)$")
 SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 COMMON = {"name", "kind", "game_id", "role", "timeout_s", "fallback", "version", "description"}
 TORCH_KEYS = COMMON | {"family", "family_key", "checkpoint", "device", "batch_size", "wait_ms", "threads", "options",
                       "sha256"}
 HTTP_KEYS = COMMON | {"url", "headers"}
+OPENAI_KEYS = COMMON | {"base_url", "model", "api_key_env", "temperature", "top_p", "max_tokens", "seed", "images",
+                        "stream", "max_concurrency", "prompt", "price_in", "price_out", "reply_pacing"}
+PACING_KEYS = {"min_s", "chars_per_s", "jitter", "max_s"}
+KEYS = {"torch": TORCH_KEYS, "http": HTTP_KEYS, "openai": OPENAI_KEYS}
 # What agents sharing one family_key must agree on (one loaded model, one batcher).
 SHARED = ("family", "checkpoint", "device", "batch_size", "wait_ms", "threads", "options", "sha256")
 
@@ -108,14 +140,52 @@ class ModelAgentConfig:
     # http
     url: str = ""
     headers: dict = field(default_factory=dict)
+    # openai (agents/llm/): the endpoint, the model it serves, the NAME of the key's variable
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = ""
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    images: bool = False
+    stream: bool = False
+    max_concurrency: int = 0            # 0: no limit
+    prompt: str = ""                    # a template file of the agent's own (resolved), else the game's
+    price_in: float | None = None       # USD per million prompt tokens
+    price_out: float | None = None      # USD per million completion tokens
+    reply_pacing: dict = field(default_factory=dict)   # min_s, chars_per_s, jitter, max_s; {}: none
 
     @property
     def queue(self) -> str | None:
         return f"model.{self.family_key}" if self.kind == "torch" else None
 
+    def llm_role(self):
+        """The game's adapter of this agent's role (:class:`games.llm.LlmRole`), or None."""
+        return GAMES[self.game_id].llm_role(self.role) if self.game_id in GAMES else None
+
+    @cached_property
+    def prompt_text(self) -> str:
+        """An openai agent's prompt template: its own ``prompt`` file, else its role's default."""
+        override = Path(self.prompt) if self.prompt else None
+        return self.llm_role().template_text(override)
+
+    @property
+    def prompt_sha256(self) -> str:
+        return hashlib.sha256(self.prompt_text.encode("utf-8")).hexdigest()
+
+    @property
+    def endpoint(self) -> str:
+        """An openai agent's ``base_url`` without its query string (which may carry a key)."""
+        parts = urlsplit(self.base_url)
+        return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
     def seat_record(self) -> dict:
         """What a seat this agent plays records at match creation (live.models.Seat.agent_model);
         the worker adds the checkpoint's sha256 it actually loaded when the model acts."""
+        if self.kind == "openai":
+            return {"kind": "openai", "version": self.version, "base_url": self.endpoint, "model": self.model,
+                    "prompt_sha256": self.prompt_sha256, "adapter_version": self.llm_role().version}
         if self.kind == "http":
             parts = urlsplit(self.url)
             # the address without its query string (which may carry a key)
@@ -163,6 +233,7 @@ def parse(path: Path | None = None, *, rule_agents: dict | None = None) -> list[
     configs = [_entry(path, i, raw) for i, raw in enumerate(entries, 1)]
     names: set[str] = set()
     families: dict[str, ModelAgentConfig] = {}
+    endpoints: dict[tuple[str, str], ModelAgentConfig] = {}
     for i, cfg in enumerate(configs, 1):
         where = f"{path}: agent #{i} ({cfg.name})"
         if cfg.name in names:
@@ -176,6 +247,13 @@ def parse(path: Path | None = None, *, rule_agents: dict | None = None) -> list[
                         f"{where}: shares family_key {cfg.family_key!r} with {first.name!r} but its {key} differs "
                         f"({getattr(cfg, key)!r} vs {getattr(first, key)!r}); agents of one family share one loaded "
                         f"model: give it another family_key.")
+        if cfg.kind == "openai":
+            first = endpoints.setdefault((cfg.endpoint, cfg.model), cfg)
+            if first.max_concurrency != cfg.max_concurrency:
+                raise ModelConfigError(
+                    f"{where}: max_concurrency {cfg.max_concurrency or '(none)'} differs from "
+                    f"{first.max_concurrency or '(none)'} of {first.name!r}, which calls the same model at the same "
+                    f"endpoint; the limit is one for both (calls in flight to {cfg.model} at {cfg.endpoint}).")
         if rule_agents is not None:
             _check_against_registry(where, cfg, rule_agents)
     return configs
@@ -212,7 +290,7 @@ def _entry(path: Path, index: int, raw: dict) -> ModelAgentConfig:
     kind = raw.get("kind", "torch")
     if kind not in KINDS:
         fail("kind", f"must be one of {', '.join(KINDS)}, not {kind!r}.")
-    unknown = set(raw) - (TORCH_KEYS if kind == "torch" else HTTP_KEYS)
+    unknown = set(raw) - KEYS[kind]
     if unknown:
         raise ModelConfigError(f"{where}: unknown key(s) for a {kind} agent: {', '.join(sorted(unknown))}.")
     name = text("name")
@@ -231,6 +309,8 @@ def _entry(path: Path, index: int, raw: dict) -> ModelAgentConfig:
                                                     for k, v in headers.items()):
             fail("headers", "must be a table of strings (name = \"value\").")
         return ModelAgentConfig(**common, url=url, headers=dict(headers))
+    if kind == "openai":
+        return _openai_entry(path, raw, common, fail, text, number)
     family = text("family")
     if not CLASS_RE.match(family):
         fail("family", f"must name a class as 'package.module:Class', not {family!r}.")
@@ -263,6 +343,91 @@ def _entry(path: Path, index: int, raw: dict) -> ModelAgentConfig:
                             threads=int(number("threads", 0, lo=0, whole=True)), options=dict(options), sha256=sha256)
 
 
+def _openai_entry(path: Path, raw: dict, common: dict, fail, text, number) -> ModelAgentConfig:
+    """The fields of a ``kind = "openai"`` entry (agents/llm/), checked."""
+    base_url = text("base_url").rstrip("/")
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        fail("base_url", f"must be an http:// or https:// address (e.g. http://gpu-box:8000/v1), not {base_url!r}.")
+    key_env = raw.get("api_key_env")
+    if key_env is None:
+        fail("api_key_env", "is missing: name the environment variable that holds the endpoint's key, "
+                            "or write api_key_env = \"\" for an endpoint that needs none.")
+    if not isinstance(key_env, str) or (key_env and not ENV_NAME_RE.match(key_env)):
+        fail("api_key_env", f"must be the NAME of an environment variable (letters, digits, _), not {key_env!r}; "
+                            f"the key itself never goes in this file.")
+    if key_env and not os.environ.get(key_env):
+        fail("api_key_env", f"names the environment variable {key_env}, which is not set (or empty) in this "
+                            f"process; set it wherever GroundTalk runs, or write api_key_env = \"\" for an "
+                            f"endpoint that needs no key.")
+
+    def optional(key: str, *, lo: float, hi: float | None = None, whole: bool = False, lo_open: bool = False):
+        if raw.get(key) is None:
+            return None
+        value = number(key, None, lo=lo, whole=whole, lo_open=lo_open)
+        if hi is not None and value > hi:
+            fail(key, f"must be at most {hi:g}, not {value!r}.")
+        return value
+
+    def flag(key: str) -> bool:
+        value = raw.get(key, False)
+        if not isinstance(value, bool):
+            fail(key, f"must be true or false, not {value!r}.")
+        return value
+
+    seed = raw.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        fail("seed", f"must be a whole number, not {seed!r}.")
+    prompt = text("prompt", required=False)
+    if prompt:
+        prompt_path = Path(prompt)
+        if not prompt_path.is_absolute():
+            prompt_path = (path.parent / prompt_path).resolve()
+        if not prompt_path.is_file():
+            fail("prompt", f"names {prompt_path}, which is not a file (a prompt template, relative to this file).")
+        try:
+            prompt_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            fail("prompt", f"names {prompt_path}, which cannot be read as UTF-8 text: {exc}")
+        prompt = str(prompt_path)
+    pacing = raw.get("reply_pacing", {})
+    if not isinstance(pacing, dict):
+        fail("reply_pacing", "must be a table: { min_s = 2, chars_per_s = 6, jitter = 0.3 }.")
+    unknown = set(pacing) - PACING_KEYS
+    if unknown:
+        fail("reply_pacing", f"has unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(PACING_KEYS))}.")
+    checked_pacing = {}
+    if pacing:
+        for key, default, lo, lo_open in (("min_s", 0.0, 0, False), ("chars_per_s", None, 0, True),
+                                          ("jitter", 0.0, 0, False)):
+            value = pacing.get(key, default)
+            if value is None:
+                fail("reply_pacing", f"needs chars_per_s (a person's typing speed, e.g. 6).")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or \
+                    value < lo or (lo_open and value == lo) or value == float("inf"):
+                fail("reply_pacing", f"{key} must be a number {'more than' if lo_open else 'at least'} {lo}, "
+                                     f"not {value!r}.")
+            checked_pacing[key] = float(value)
+        if checked_pacing["jitter"] >= 1:
+            fail("reply_pacing", f"jitter must be less than 1 (a fraction: 0.3 draws 70% to 130%), "
+                                 f"not {checked_pacing['jitter']!r}.")
+        if "max_s" in pacing:
+            max_s = pacing["max_s"]
+            if isinstance(max_s, bool) or not isinstance(max_s, (int, float)) or not (0 < max_s < float("inf")) \
+                    or max_s < checked_pacing["min_s"]:
+                fail("reply_pacing", f"max_s must be a number of at least min_s, not {max_s!r}.")
+            checked_pacing["max_s"] = float(max_s)
+    max_concurrency = raw.get("max_concurrency")
+    price_in, price_out = optional("price_in", lo=0), optional("price_out", lo=0)
+    return ModelAgentConfig(
+        **common, base_url=base_url, model=text("model"), api_key_env=key_env,
+        temperature=optional("temperature", lo=0, hi=2), top_p=optional("top_p", lo=0, hi=1, lo_open=True),
+        max_tokens=optional("max_tokens", lo=1, whole=True), seed=seed, images=flag("images"), stream=flag("stream"),
+        max_concurrency=int(number("max_concurrency", 0, lo=1, whole=True)) if max_concurrency is not None else 0,
+        prompt=prompt, price_in=None if price_in is None else float(price_in),
+        price_out=None if price_out is None else float(price_out), reply_pacing=checked_pacing)
+
+
 def _check_against_registry(where: str, cfg: ModelAgentConfig, rule_agents: dict) -> None:
     if cfg.game_id not in GAMES:
         raise ModelConfigError(f"{where}: game_id {cfg.game_id!r} is not a registered game; known: "
@@ -271,6 +436,11 @@ def _check_against_registry(where: str, cfg: ModelAgentConfig, rule_agents: dict
     if cfg.role not in roles:
         raise ModelConfigError(f"{where}: role {cfg.role!r} is not a role of {cfg.game_id}; its roles: "
                                f"{', '.join(roles)}.")
+    if cfg.kind == "openai" and cfg.llm_role() is None:
+        adapted = sorted(getattr(GAMES[cfg.game_id].llm, "ROLES", {}) or {}) if GAMES[cfg.game_id].llm else []
+        raise ModelConfigError(f"{where}: role {cfg.role!r} of {cfg.game_id} has no LLM adapter "
+                               f"(games/<game>/llm.py, ROLES), so an openai agent cannot play it; roles with one: "
+                               f"{', '.join(adapted) or '(none)'}.")
     if cfg.name in rule_agents:
         raise ModelConfigError(f"{where}: the name {cfg.name!r} is already a registered agent of "
                                f"{rule_agents[cfg.name].game_id}.")
@@ -288,10 +458,8 @@ def agent_specs(rule_agents: dict) -> list:
     """The configured agents as :class:`agents.base.AgentSpec` (checked against ``rule_agents``)."""
     specs = []
     for cfg in parse(rule_agents=rule_agents):
-        if cfg.kind == "torch":
-            factory = "agents.serving.family:LocalModelAgent"
-        else:
-            factory = "agents.bridge:HttpAgent"
+        factory = {"torch": "agents.serving.family:LocalModelAgent", "http": "agents.bridge:HttpAgent",
+                   "openai": "agents.llm.agent:LlmAgent"}[cfg.kind]
         specs.append(AgentSpec(
             cfg.name, cfg.game_id, cfg.role, _lazy(factory), cfg.description or _describe(cfg),
             kwargs={"config": cfg}, queue=cfg.queue, device="cpu" if cfg.device == "cpu" else "gpu",
@@ -300,6 +468,8 @@ def agent_specs(rule_agents: dict) -> list:
 
 
 def _describe(cfg: ModelAgentConfig) -> str:
+    if cfg.kind == "openai":
+        return f"Language model {cfg.model} at {cfg.endpoint} (OpenAI-compatible), version {cfg.version}."
     if cfg.kind == "http":
         return f"Model behind an HTTP endpoint (bridge), version {cfg.version}."
     return f"Model {cfg.family} ({cfg.family_key}), version {cfg.version}."

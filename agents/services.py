@@ -1,22 +1,26 @@
 """Agent turns through the same service as a human's (``live.services.match_apply_action``)."""
 from __future__ import annotations
 
+import copy
 import logging
 import time
 
+from agents.base import TurnContext
 from agents.registry import agent_instance, get_agent_spec
 from agents.seats import seats_record_model
 from games.base import Event, IllegalAction
+from live.broadcast import publish_notice
 from live.models import Match
 from games.registry import get_game
-from live.services import match_apply_action
+from live.services import match_apply_action, now_ms
 
 log = logging.getLogger(__name__)
 
 
 def _due(match_id, role: str, expected_seq: int):
     """The match if ``role`` still has to act at ``expected_seq``, else None (the turn is stale)."""
-    match = Match.objects.only("id", "game_id", "state", "state_static", "seq", "status", "agent_seats").filter(pk=match_id).first()
+    match = Match.objects.only("id", "game_id", "state", "state_static", "seq", "status", "agent_seats",
+                               "agent_due_since").filter(pk=match_id).first()
     if match is None or match.status != Match.Status.ACTIVE or match.seq != expected_seq:
         return None
     if role not in get_game(match.game_id).rules.to_act(match.state):
@@ -38,8 +42,10 @@ def agent_take_turn(*, match_id, role: str, expected_seq: int) -> str:
     view = spec.rules.view_for(match.state, role)
     started = time.monotonic()
     agent = agent_instance(name)
+    act_turn = getattr(agent, "act_turn", None)
+    turn = _turn_context(match, role, expected_seq) if callable(act_turn) else None
     try:
-        action = agent.act(view)
+        action = act_turn(view, turn) if turn is not None else agent.act(view)
     except Exception as exc:
         # A model agent (an HTTP endpoint that failed, a model that raised) has a fallback: it acts
         # now rather than after the timeout. Other agents' errors go to the worker as before.
@@ -54,6 +60,9 @@ def agent_take_turn(*, match_id, role: str, expected_seq: int) -> str:
         match_apply_action(match_id=match.id, role=role, action=action,
                            client_action_id=f"agent:{role}:{expected_seq}", expected_seq=expected_seq)
     except IllegalAction as exc:
+        unused = getattr(agent, "turn_unused", None)
+        if turn is not None and callable(unused):   # its record of the turn says the answer was not used
+            unused(turn, "stale" if exc.code in {"stale", "game_over"} else "fallback")
         if exc.code in {"stale", "game_over"}:
             return "stale"
         log.warning("agent %s made an illegal move in %s: %s", name, match_id, exc)
@@ -67,11 +76,37 @@ def agent_take_turn(*, match_id, role: str, expected_seq: int) -> str:
     return "acted"
 
 
+def _turn_context(match: Match, role: str, expected_seq: int) -> TurnContext:
+    """The turn as an agent with ``act_turn`` sees it (agents.base.TurnContext): ``check`` applies
+    the game's schema and rules to a copy of the state at ``expected_seq``; ``publish`` sends an
+    ephemeral ``match.typing`` frame to the match's sockets (live/consumers.py forwards it to the
+    other seats only; never logged, never retried: a lost frame is overtaken by the next)."""
+    spec = get_game(match.game_id)
+    state = match.state
+    due = match.agent_due_since.timestamp() if match.agent_due_since is not None else time.time()
+
+    def check(action: dict) -> dict:
+        validated = spec.actions.validate(action)
+        _, events = spec.rules.apply(copy.deepcopy(state), role, {**validated, "at": now_ms()})
+        if not events:
+            raise IllegalAction("no_effect", "That action changes nothing.")
+        return validated
+
+    def publish(frame: dict) -> None:
+        publish_notice(match_id=match.id, retry=False,
+                       message={"type": "match.typing", "role": role, "text": str(frame.get("text") or "")})
+
+    return TurnContext(match_id=str(match.id), role=role, expected_seq=expected_seq, due_at=due, check=check,
+                       publish=publish)
+
+
 # What the person is told when a fallback acts (the agent_timed_out notice; every game's page shows it).
+# ``busy``: an LLM agent's endpoint had no free slot (its max_concurrency) within the agent's time.
 FALLBACK_MESSAGES = {
     "timeout": "The AI partner did not answer in time; a simple backup answered for it.",
     "error": "The AI partner had a problem; a simple backup answered for it.",
     "illegal": "The AI partner's answer could not be used; a simple backup answered for it.",
+    "busy": "The AI partner was too busy to answer in time; a simple backup answered for it.",
 }
 
 
@@ -81,7 +116,10 @@ def agent_fallback_turn(*, match_id, role: str, expected_seq: int, reason: str =
     The fallback is the agent spec's ``fallback`` (a fast in-process agent; the agent itself when
     none is named). The ``agent_timed_out`` event and the fallback's action are one transaction.
     ``reason``: ``timeout`` (the watchdog), or ``error`` / ``illegal`` when a model agent's worker
-    or bridge found its model failing or its answer unusable and lets the fallback act at once.
+    or bridge found its model failing or its answer unusable and lets the fallback act at once
+    (an LLM agent, agents/llm/: also ``timeout`` when its endpoint did not answer within its
+    ``timeout_s``, ``busy`` when no slot of its ``max_concurrency`` came free in time, and
+    ``illegal`` after its repair request failed too).
     """
     match = _due(match_id, role, expected_seq)
     if match is None:

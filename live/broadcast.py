@@ -89,10 +89,13 @@ def broadcast_events(*, match_id, events: list[dict], views: dict, seq: int, sta
         "broadcast of match %s seq %s failed: %r", match_id, seq, f.exception())))
 
 
-def publish_notice(*, match_id, message: dict) -> None:
+def publish_notice(*, match_id, message: dict, retry: bool = True) -> None:
     """Publish a notice that is not part of the game (e.g. ``match.owner_changed``: a seat's
-    participant moved to another browser) to a match's sockets, without waiting; never raises."""
+    participant moved to another browser) to a match's sockets, without waiting; never raises.
+    ``retry=False``: one try (an ephemeral frame, e.g. ``match.typing``, that the next overtakes)."""
     layer = get_channel_layer()
-    future = asyncio.run_coroutine_threadsafe(_publish(layer, group_for(match_id), message), _loop())
+    group = group_for(match_id)
+    coroutine = _publish(layer, group, message) if retry else layer.group_send(group, message)
+    future = asyncio.run_coroutine_threadsafe(coroutine, _loop())
     future.add_done_callback(lambda f: f.cancelled() or (f.exception() and log.info(
         "notice to match %s failed: %r", match_id, f.exception())))

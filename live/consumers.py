@@ -13,6 +13,8 @@ server -> client
   {"type": "ack", "id", "seq", "duplicate"}
   {"type": "error", "code", "message", "id"?}
   {"type": "presence", "role", "connected"}      (a partner's socket opened or closed)
+  {"type": "typing", "role", "text"}             (an LLM partner writing its reply: the words so far;
+                                                  ephemeral, never logged; the final line comes as an event)
 
 Events reach a seat in ``seq`` order with no gaps: the consumer remembers the last seq it sent,
 holds a batch that arrives ahead of a missing one for a moment (commits of two seats can publish
@@ -307,6 +309,14 @@ class MatchConsumer(AsyncWebsocketConsumer):
                 self.seat_alone = False
             return
         await self.send_json({"type": "presence", "role": message["role"], "connected": message["connected"]})
+
+    async def match_typing(self, message: dict) -> None:
+        """An agent partner is writing its reply (agents/llm/: the partial text of its role's
+        ``stream_field``, or "" while it thinks): forwarded to the OTHER seats' sockets only, as it
+        is; never logged, never part of the match's log or exports."""
+        if self.seat is None or message.get("role") == self.seat.role:
+            return
+        await self.send_json({"type": "typing", "role": message.get("role"), "text": message.get("text") or ""})
 
     async def match_events(self, message: dict) -> None:
         """A committed batch of events from the channel layer: it may arrive late, twice, out of

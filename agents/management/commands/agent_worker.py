@@ -4,6 +4,10 @@
     python manage.py agent_worker --agents colors_lexicon_speaker --concurrency 2
     python manage.py agent_worker --gpu                # GPU agents: solo pool, one worker per GPU
 
+The CPU worker runs Celery's threads pool: 4 threads, or 32 when it serves an LLM agent
+(``kind = "openai"``, agents/llm/), whose turns mostly wait on its endpoint (``--concurrency``
+sets it).
+
 The command supervises its worker: Celery runs in a child process, which is started again (with
 a growing pause, up to 10 s) whenever it exits without being asked to. A Redis restart can make
 Celery's worker exit (kombu's ``restore_unacked`` fails on the lost connection); agents then come
@@ -23,6 +27,9 @@ from django.core.management.base import BaseCommand, CommandError
 from agents.registry import all_agents
 from groundtalk_web.celery import app
 
+THREADS = 4
+LLM_THREADS = 32   # an LLM agent's turn waits on the network for seconds: many threads, little CPU
+
 
 class Command(BaseCommand):
     help = "Run a Celery worker consuming the queues of the named agents (default: all CPU agents)."
@@ -31,7 +38,8 @@ class Command(BaseCommand):
         parser.add_argument("--agents", default="", help="comma-separated agent names")
         parser.add_argument("--gpu", action="store_true", help="the GPU agents, with the solo pool")
         parser.add_argument("--no-control", action="store_true", help="do not consume the control queue")
-        parser.add_argument("--concurrency", type=int, default=4)
+        parser.add_argument("--concurrency", type=int, default=None,
+                            help=f"threads (default {THREADS}, or {LLM_THREADS} when an LLM agent is served)")
         parser.add_argument("--loglevel", default="warning")
         parser.add_argument("--no-supervise", action="store_true",
                             help="run Celery in this process instead of a supervised child")
@@ -55,7 +63,8 @@ class Command(BaseCommand):
         argv = ["worker", "-Q", ",".join(queues), "--loglevel", opts["loglevel"],
                 "--pool", "solo" if gpu else "threads"]
         if not gpu:
-            argv += ["--concurrency", str(opts["concurrency"])]
+            llm = any(specs[n].model is not None and specs[n].model.kind == "openai" for n in names)
+            argv += ["--concurrency", str(opts["concurrency"] or (LLM_THREADS if llm else THREADS))]
         if opts["no_supervise"]:
             self.stdout.write(f"agent worker on queues: {', '.join(queues)}")
             app.worker_main(argv)

@@ -1,0 +1,183 @@
+"""The LLM agent (agents/llm/agent.py) against a real OpenAI-compatible server process, the scripted
+stand-in (tests/support/openai_standin.py): a turn played through the match service, the request
+it sent, the retries, the repair, the fallback and the record of every call."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from agents.models import AgentCall
+from agents.services import agent_take_turn
+from live.models import Match, MatchEvent, Seat
+from live.services import SeatSpec, match_create
+
+from tests.support.llm_agents import openai_entry, reset_registry, use_tiny_roles, write_models_file
+
+
+@pytest.fixture
+def llm(tmp_path, monkeypatch, openai_standin):
+    """``setup(**entry)``: one LLM speaker (by default) on the stand-in; returns the stand-in."""
+    use_tiny_roles(monkeypatch)
+
+    def setup(*entries: str, **kw):
+        write_models_file(tmp_path, monkeypatch, *(entries or [openai_entry(openai_standin.base_url, **kw)]))
+        return openai_standin
+
+    yield setup
+    monkeypatch.delenv("GT_MODELS_FILE", raising=False)
+    reset_registry()
+
+
+def _play(agent: str = "llm_speaker", role: str = "speaker", config: dict | None = None):
+    # on_commit never fires in a test transaction: the agent is not woken, the test plays its turn
+    seats = {r: SeatSpec(Seat.Kind.AGENT, agent_name=agent) if r == role else SeatSpec(Seat.Kind.HUMAN)
+             for r in ("speaker", "listener")}
+    match = match_create(game_id="colors_v1", seats=seats, seed=7, config=config or {"rounds": 2})
+    result = agent_take_turn(match_id=match.id, role=role, expected_seq=match.seq)
+    return match, result
+
+
+def _events_after(match):
+    return list(MatchEvent.objects.filter(match=match, seq__gt=match.seq).order_by("seq"))
+
+
+@pytest.mark.django_db
+def test_a_turn_asks_the_model_and_plays_its_answer(llm):
+    server = llm(extra='temperature = 0\nseed = 7\nmax_tokens = 64\nimages = true\nprice_in = 2.0\nprice_out = 8.0')
+    match, result = _play()
+    assert result == "acted"
+    said = _events_after(match)
+    assert [e.type for e in said] == ["message_sent"] and said[0].payload["text"] == "The one on the left."
+    # what the server got: the system prompt (the agent's own template, filled), the turn, the images
+    (sent,) = server.chat_requests()
+    body = sent["body"]
+    assert body["model"] == "standin-1" and body["temperature"] == 0 and body["seed"] == 7 and body["max_tokens"] == 64
+    assert body["messages"][0] == {"role": "system", "content": "You describe colours. Round 1 of 2. Say which "
+                                                                "colour is the target in a few words.\n"}
+    assert body["response_format"]["type"] == "json_schema" and body["response_format"]["json_schema"]["strict"]
+    assert len(sent["images"]) == 3 and "stream" not in body
+    assert sent["authorization"] == "Bearer none"   # api_key_env = "": the endpoint needs no key
+    # the record: the request exactly as sent, the images as their sha256
+    (call,) = AgentCall.objects.filter(match=match)
+    assert call.outcome == "acted" and call.attempt == 1 and call.seq == match.seq and call.role == "speaker"
+    assert call.request == body
+    assert [p["image_url"]["url"] for p in call.request["messages"][-1]["content"] if p["type"] == "image_url"] == \
+        ["sha256:" + i["sha256"] for i in sent["images"]]
+    assert json.loads(call.response_text) == {"message": "The one on the left."} == call.decision
+    assert call.model_reported == "standin-1" and call.prompt_tokens > 0 and call.completion_tokens > 0
+    assert call.cost_usd == pytest.approx((call.prompt_tokens * 2.0 + call.completion_tokens * 8.0) / 1e6)
+    assert call.params == {"temperature": 0, "top_p": None, "max_tokens": 64, "seed": 7, "stream": False,
+                           "images": True}
+    assert call.adapter_version == "tiny-speaker-1" and len(call.prompt_sha256) == 64
+    assert call.total_ms > 0 and call.ttft_ms > 0 and call.retries == 0 and call.pacing_ms is None
+    # the seat says which model played it
+    seat = Seat.objects.get(match=match, role="speaker")
+    assert seat.agent_model == {"kind": "openai", "version": "test-1", "base_url": server.base_url,
+                                "model": "standin-1", "prompt_sha256": call.prompt_sha256,
+                                "adapter_version": "tiny-speaker-1"}
+
+
+@pytest.mark.django_db
+def test_the_key_is_sent_and_never_recorded(llm, monkeypatch):
+    monkeypatch.setenv("GT_TEST_LLM_KEY", "sk-test-secret-123")
+    llm(api_key_env="GT_TEST_LLM_KEY")
+    match, result = _play()
+    assert result == "acted"
+    assert llm().chat_requests()[0]["authorization"] == "Bearer sk-test-secret-123"
+    call = AgentCall.objects.get(match=match)
+    stored = json.dumps([call.request, call.params, call.error, Seat.objects.get(match=match, role="speaker").agent_model])
+    assert "sk-test-secret" not in stored
+
+
+@pytest.mark.django_db
+def test_429_and_500_are_tried_again_and_retry_after_is_honoured(llm):
+    server = llm(timeout_s=15)
+    server.script({"status": 429, "retry_after": 1}, {"status": 500}, {"status": 503})
+    started = time.monotonic()
+    match, result = _play()
+    took = time.monotonic() - started
+    assert result == "acted"
+    got = server.chat_requests()
+    assert [r["status"] for r in got] == [429, 500, 503, 200]
+    assert got[1]["t"] - got[0]["t"] >= 1.0     # Retry-After: 1
+    call = AgentCall.objects.get(match=match)
+    assert call.retries == 3 and call.outcome == "acted" and took < 12
+
+
+@pytest.mark.django_db
+def test_a_cut_stream_is_tried_again(llm):
+    server = llm(extra="stream = true")
+    server.script({"cut_stream_after": 2})
+    match, result = _play()
+    assert result == "acted" and len(server.chat_requests()) == 2
+    call = AgentCall.objects.get(match=match)
+    assert call.retries == 1 and call.outcome == "acted" and call.ttft_ms is not None
+
+
+@pytest.mark.django_db
+def test_a_bad_answer_gets_one_repair_request(llm):
+    server = llm()
+    server.script({"content": "this is not json"})
+    match, result = _play()
+    assert result == "acted"
+    first, repair = server.chat_requests()
+    messages = repair["body"]["messages"]
+    assert messages[:-2] == first["body"]["messages"]
+    assert messages[-2] == {"role": "assistant", "content": "this is not json"}
+    assert messages[-1]["role"] == "user" and "not valid JSON" in messages[-1]["content"]
+    calls = list(AgentCall.objects.filter(match=match).order_by("attempt"))
+    assert [(c.attempt, c.outcome) for c in calls] == [(1, "repaired"), (2, "repaired")]
+    assert "not valid JSON" in calls[0].error and calls[0].decision is None and calls[1].error == ""
+
+
+@pytest.mark.django_db
+def test_an_answer_the_rules_refuse_is_repaired(llm):
+    """The schema takes 60 characters; this match's rules take 20: the turn context's check
+    applies the rules to a copy of the state, and the repair request says what was wrong."""
+    server = llm()
+    server.script({"content": json.dumps({"message": "x" * 60})})
+    match, result = _play(config={"rounds": 2, "max_message_len": 20})
+    assert result == "acted"
+    repair = server.chat_requests()[1]["body"]["messages"][-1]["content"]
+    assert "message_too_long" in repair and "the limit is 20" in repair
+    assert Match.objects.get(pk=match.pk).seq == match.seq + 1    # the refused answer wrote nothing
+
+
+@pytest.mark.django_db
+def test_a_second_bad_answer_lets_the_fallback_act_and_the_person_is_told(llm):
+    server = llm()
+    server.script({"content": '{"wrong": 1}'}, {"content": '{"message": "   "}'})
+    match, result = _play()
+    assert result == "fallback"
+    notice, move = _events_after(match)
+    assert notice.type == "agent_timed_out" and notice.payload["reason"] == "illegal"
+    assert notice.payload["fallback"] == "colors_lexicon_speaker" and "could not be used" in notice.payload["message"]
+    assert move.type == "message_sent"
+    calls = list(AgentCall.objects.filter(match=match).order_by("attempt"))
+    assert [(c.attempt, c.outcome) for c in calls] == [(1, "fallback"), (2, "fallback")]
+    assert "non-empty" in calls[1].error
+
+
+@pytest.mark.django_db
+def test_an_endpoint_that_refuses_lets_the_fallback_act_at_once(llm):
+    server = llm(model="not-served", timeout_s=20)
+    started = time.monotonic()
+    match, result = _play()
+    assert result == "fallback" and time.monotonic() - started < 5    # a 404 is not tried again
+    notice = _events_after(match)[0]
+    assert notice.payload["reason"] == "error"
+    call = AgentCall.objects.get(match=match)
+    assert call.outcome == "error" and "HTTP 404" in call.error and len(server.chat_requests()) == 1
+
+
+@pytest.mark.django_db
+def test_a_stalled_endpoint_is_given_up_within_the_timeout(llm):
+    server = llm(timeout_s=3, extra="stream = true")
+    server.script({"stall_s": 30})
+    started = time.monotonic()
+    match, result = _play()
+    assert result == "fallback" and time.monotonic() - started < 3.5
+    assert _events_after(match)[0].payload["reason"] == "timeout"
+    assert AgentCall.objects.get(match=match).outcome == "error"
