@@ -583,8 +583,9 @@ def _hidden_in_request(hidden, request: dict, view: dict) -> list:
     three colours) may be named by the request in any form: text cannot tell a pool listed from a
     secret told, so those are the request's non-interference check's (the request is a function of
     the view, and the view does not change when the secret does)."""
-    scanned = [item for item in hidden if not leaks(view, [dataclasses.replace(item, allowed_in=())])]
-    return leaks(request, scanned)
+    held = [item for item in hidden
+            if item.allowed_in and not leaks(view, [item]) and leaks(view, [dataclasses.replace(item, allowed_in=())])]
+    return leaks(request, [item for item in hidden if item not in held])
 
 
 def check_llm_roles(spec, *, agents=None, seed: int = 55, variants: int = 3) -> int:
@@ -628,8 +629,8 @@ def check_llm_roles(spec, *, agents=None, seed: int = 55, variants: int = 3) -> 
             for role, adapter in adapters.items():
                 if role not in rules.to_act(state):
                     continue
-                where = f"{spec.id} {role} (round {state.get('round')!r})"
                 view = rules.view_for(state, role)
+                where = f"{spec.id} {role} (round {view.get('round', state.get('round'))!r})"
                 try:
                     request = _request(adapter, view)
                 except ContractError as exc:
