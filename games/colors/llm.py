@@ -63,14 +63,14 @@ def _current(view: dict) -> tuple[list, int | None]:
 
 
 # ------------------------------------------------------------------------------------------ turns
-def _speaker_name(role: str) -> str:
+def _partner_name(role: str) -> str:
     return "Listener" if role == "speaker" else "Speaker"
 
 
 def _round_lines(view: dict) -> list[tuple[bool, str]]:
     """(mine, text) lines: the last ended rounds, then the current round so far."""
     role = view["role"]
-    partner = _speaker_name(role)
+    partner = _partner_name(role)
     lines: list[tuple[bool, str]] = []
     for seen in view["history"][-HISTORY_ROUNDS:]:
         target = seen["target_position"] if role == "speaker" else None
