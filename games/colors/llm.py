@@ -25,7 +25,6 @@ from PIL import Image as PILImage
 from PIL import ImageDraw, ImageFont
 
 from games import llm
-from games.colors import rules
 
 VERSION = "colors-llm/1"
 LETTERS = ("A", "B", "C")
