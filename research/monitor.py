@@ -45,6 +45,7 @@ from django.db.models import Count, Max
 from django.template.defaultfilters import floatformat
 
 from live import selectors
+from research import agent_calls
 from games.stats import mean as _mean, mean_ci, num as _num, proportion   # noqa: F401 - the monitor's helpers
 from live.models import Batch, Match, MatchEvent, Seat
 from games.records import outcome_summary
@@ -193,7 +194,8 @@ def _known(game_id: str) -> bool:
 
 def batch_monitor(*, batch: Batch) -> dict:
     """The monitor's poll: :func:`live.selectors.batch_progress` (counts, recent matches) with
-    each recent match's seats and outcome in words, and the batch's scores."""
+    each recent match's seats and outcome in words, the batch's scores, and its LLM agents' calls
+    (:func:`research.agent_calls.batch_call_stats`: tokens, money, repairs, fallbacks, errors, times)."""
     data = selectors.batch_progress(batch)
     roles = get_game(batch.game_id).roles if _known(batch.game_id) else None
     seats = seats_of(m["id"] for m in data["recent"])
@@ -202,6 +204,7 @@ def batch_monitor(*, batch: Batch) -> dict:
         m["summary"] = outcome_summary(batch.game_id, m["outcome"])
     data["participants_total"] = sum(data["participants"].values())
     data["scores"] = batch_scores(batch=batch)
+    data["llm_calls"] = agent_calls.batch_call_stats(batch=batch)
     return data
 
 

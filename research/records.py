@@ -8,6 +8,7 @@ from typing import Iterator
 from crowd.models import QuestionnaireResponse
 from crowd.questionnaire import asked_in_game, for_role, questions_for
 from groundtalk_web import csvsafe
+from research.agent_calls import match_call_records
 from live.models import Match, MatchEvent, Seat
 from live.selectors import export_matches, pseudonym
 from live.services import event_row_to_wire
@@ -43,6 +44,9 @@ def match_record(match: Match, *, pseudonymise: bool = True) -> dict:
         "finished_at": match.finished_at.isoformat() if match.finished_at else None,
         "status": match.status, "seats": seats, "events": events, "outcome": match.outcome,
         "questionnaire": questionnaire_entry(match, pseudonymise=pseudonymise),
+        # an LLM agent's calls as recorded (agents.models.AgentCall; research/agent_calls.py): the
+        # request with its images as sha256, the raw answer, tokens, times, cost; [] for other matches
+        "agent_calls": match_call_records(match),
     }
 
 

@@ -2,7 +2,8 @@
 
 * ``/research/`` – the batches (and whether anyone can enter each now), links to each monitor and to the comparison;
 * ``/research/batches/<slug>/`` – a batch's live monitor (``?format=json``: the numbers it polls);
-* ``/research/matches/<id>/`` – one match: its log in words, the images, the replay;
+* ``/research/matches/<id>/`` – one match: its log in words, the images, the replay, an LLM seat's
+  recorded calls (research/agent_calls.py);
 * ``/research/matches/<id>/img/<image_id>.png?size=thumb|full|large`` – any image of the match's
   content (the GuessWhich pool, the visual-dialog image), staff only;
 * the SVG pictures of a match (the replay's board, each game's ``PICTURES``): research/pictures.py;
@@ -19,7 +20,7 @@ from django.views.decorators.http import require_safe
 
 from crowd import entry as crowd_entry
 from crowd.staff import RESEARCH, staff_permission
-from research import monitor
+from research import agent_calls, monitor
 from live.batches import batch_problems
 from live import scene_images
 from live.models import Batch, Match
@@ -57,7 +58,8 @@ def research_match(request, match_id):
     replay = {**log, "steps": [{k: step[k] for k in ("seq", "type", "actor", "summary", "board")}
                                for step in log["steps"]]}   # what the page's replay reads
     return render(request, "research/match.html", {"match": match, "log": log, "game": GAMES[match.game_id],
-                                                   "rows": rows, "replay": replay})
+                                                   "rows": rows, "replay": replay,
+                                                   "llm_seats": agent_calls.match_calls(match)})
 
 
 @staff_permission(RESEARCH)

@@ -25,6 +25,10 @@
   const ci = (c, f = fmt) => (!c || c[0] === null || c[0] === undefined) ? "" : `[${f(c[0])}, ${f(c[1])}]`;
   const ciPct = (c) => ci(c, (x) => (100 * x).toFixed(1));   // "[30.1, 95.4]" after "75.0 %"
   const color = (i) => COLORS[i % COLORS.length];
+  // the formats of research/agent_calls.py: "840 ms" / "1.25 s"; "$12.34" / "$0.0153" / "$0.000012"
+  const ms = (x) => (x === null || x === undefined) ? "–" : x < 1000 ? `${Math.round(x)} ms` : `${(x / 1000).toFixed(2)} s`;
+  const money = (x) => (x === null || x === undefined) ? "–" : x === 0 ? "$0" : x >= 10 ? "$" + x.toFixed(2)
+    : x >= 0.0001 ? "$" + Number(x.toPrecision(3)) : "$" + x.toFixed(6).replace(/0+$/, "");
 
   /* Whiskers for the 95 % intervals: a dataset's `ci` holds [low, high] per point. */
   const errorBars = {
@@ -127,12 +131,27 @@
         el("td", { text: m.seats }), el("td", { text: m.summary }), el("td", { text: m.seq }),
         el("td", { text: new Date(m.updated_at).toLocaleTimeString() }))));
     }
+    function llmCalls(d) {   // research/agent_calls.py batch_call_stats
+      const c = d.llm_calls, card = document.getElementById("llm-card");
+      if (!card || !c) return;
+      card.hidden = !c.agents.length;
+      const n = (x) => (x === null || x === undefined) ? "–" : Number(x).toLocaleString("en-US");
+      const row = (a, name) => el("tr", { "data-agent": name },
+        el("td", { text: name }), ...[a.turns, a.calls, a.repairs, a.fallbacks, a.errors, a.prompt_tokens,
+          a.completion_tokens].map((x) => el("td", { class: "num", text: n(x) })),
+        el("td", { class: "num", text: money(a.cost_usd) }),
+        el("td", { class: "num", text: a.ttft_ms ? `${ms(a.ttft_ms.mean)} / ${ms(a.ttft_ms.p95)}` : "" }),
+        el("td", { class: "num", text: a.total_ms ? `${ms(a.total_ms.mean)} / ${ms(a.total_ms.p95)}` : "" }));
+      const rows = c.agents.map((a) => row(a, a.agent));
+      if (c.agents.length > 1) rows.push(row(c.totals, "all agents"));
+      document.querySelector("#llm-stats tbody").replaceChildren(...rows);
+    }
     async function poll() {
       try {
         const r = await fetch(url, { cache: "no-store", credentials: "same-origin" });
         if (!r.ok) throw new Error(`the server answered ${r.status}`);
         const d = await r.json();
-        counts(d); scores(d); recent(d);
+        counts(d); scores(d); llmCalls(d); recent(d);
         state.last = d; state.error = null;
         document.getElementById("live").textContent = "updated " + new Date().toLocaleTimeString();
         document.getElementById("live").classList.remove("bad");
@@ -209,6 +228,6 @@
 
   // GAME_CHARTS[game id]: a game's score table (head, row), charts (charts, draw) and replay board
   // (board), added by its monitor script (GameSpec.monitor_script) before the page's script runs
-  window.GTMonitor = { el, fmt, pct, ci, ciPct, color, chart, opts, chatLines, hsl, GAME_CHARTS, scoreTable,
+  window.GTMonitor = { el, fmt, ms, money, pct, ci, ciPct, color, chart, opts, chatLines, hsl, GAME_CHARTS, scoreTable,
                        batchMonitor, matchReplay };
 })();
