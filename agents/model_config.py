@@ -292,7 +292,8 @@ def _entry(path: Path, index: int, raw: dict) -> ModelAgentConfig:
         fail("kind", f"must be one of {', '.join(KINDS)}, not {kind!r}.")
     unknown = set(raw) - KEYS[kind]
     if unknown:
-        raise ModelConfigError(f"{where}: unknown key(s) for a {kind} agent: {', '.join(sorted(unknown))}.")
+        article = "an" if kind == "openai" else "a"
+        raise ModelConfigError(f"{where}: unknown key(s) for {article} {kind} agent: {', '.join(sorted(unknown))}.")
     name = text("name")
     if not NAME_RE.match(name):
         fail("name", f"must be lower-case letters, digits and _ (starting with a letter, at most 64), not {name!r}.")

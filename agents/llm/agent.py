@@ -258,11 +258,15 @@ class LlmAgent:
                             parts.append(piece)
                             typing.generated("".join(parts))
                         finished = finished or bool(choice.finish_reason)
-            except openai.OpenAIError:
+            except openai.APIStatusError:
                 raise
-            except Exception as exc:   # the transport's errors while the stream is read: a cut connection
-                raise _Retry(f"the stream from {self.config.endpoint} broke off after {len(''.join(parts))} "
-                             f"characters ({type(exc).__name__}: {exc})") from exc
+            except Exception as exc:   # a cut connection, an error event, or closed at the deadline
+                got = len("".join(parts))
+                if time.monotonic() >= deadline - 0.05:
+                    raise _Retry(f"the stream from {self.config.endpoint} stalled and was cut at the deadline "
+                                 f"after {got} characters") from exc
+                raise _Retry(f"the stream from {self.config.endpoint} broke off after {got} characters "
+                             f"({type(exc).__name__}: {exc})") from exc
             finally:
                 timer.cancel()
                 _close(stream)

@@ -181,3 +181,103 @@ def test_a_stalled_endpoint_is_given_up_within_the_timeout(llm):
     assert result == "fallback" and time.monotonic() - started < 3.5
     assert _events_after(match)[0].payload["reason"] == "timeout"
     assert AgentCall.objects.get(match=match).outcome == "error"
+
+
+@pytest.mark.django_db
+def test_a_stream_that_stalls_midway_is_cut_at_the_deadline(llm):
+    server = llm(timeout_s=3, extra="stream = true")
+    server.script({"stall_s": 30, "stall_after_chunks": 2})
+    started = time.monotonic()
+    match, result = _play()
+    assert result == "fallback" and time.monotonic() - started < 3.5
+    call = AgentCall.objects.get(match=match)
+    assert call.outcome == "error" and "cut at the deadline" in call.error
+
+
+@pytest.mark.django_db
+def test_waiting_for_a_slot_of_max_concurrency_is_recorded(llm):
+    import threading
+
+    from agents.llm import slots
+
+    server = llm(extra="max_concurrency = 1")
+    key = slots.key_for(server.base_url, "standin-1")
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with slots.slot(key, 1, deadline=time.monotonic() + 5, lease_s=5):
+            held.set()
+            release.wait(5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(5)
+    threading.Timer(1.0, release.set).start()
+    match, result = _play()
+    holder.join(5)
+    assert result == "acted"
+    call = AgentCall.objects.get(match=match)
+    assert 800 <= call.queue_ms <= 3000 and call.total_ms < call.queue_ms
+
+
+@pytest.mark.django_db
+def test_no_slot_within_the_timeout_is_busy(llm):
+    import threading
+
+    from agents.llm import slots
+
+    server = llm(timeout_s=2, extra="max_concurrency = 1")
+    key = slots.key_for(server.base_url, "standin-1")
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with slots.slot(key, 1, deadline=time.monotonic() + 5, lease_s=10):
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(5)
+    try:
+        match, result = _play()
+    finally:
+        release.set()
+        holder.join(5)
+    assert result == "fallback" and server.chat_requests() == []
+    notice = _events_after(match)[0]
+    assert notice.payload["reason"] == "busy" and "too busy" in notice.payload["message"]
+
+
+@pytest.mark.django_db
+def test_a_whole_colour_game_played_by_two_llm_agents_through_the_games_adapter(tmp_path, monkeypatch, openai_standin):
+    """The colour game's own adapter (games/colors/llm.py, its default prompts), both seats, images
+    and streaming on: every turn is the model's answer (the stand-in answers schema-valid decisions)."""
+    from games.registry import get_game
+
+    extra = "stream = true\nimages = true\nmax_concurrency = 4\nprice_in = 1.0\nprice_out = 1.0"
+    speaker = openai_entry(openai_standin.base_url, extra=extra).replace('prompt = "speaker.txt"\n', "")
+    listener = openai_entry(openai_standin.base_url, name="llm_listener", role="listener",
+                            extra=extra).replace('prompt = "listener.txt"\n', "")
+    write_models_file(tmp_path, monkeypatch, speaker, listener)
+    try:
+        seats = {"speaker": SeatSpec(Seat.Kind.AGENT, agent_name="llm_speaker"),
+                 "listener": SeatSpec(Seat.Kind.AGENT, agent_name="llm_listener")}
+        match = match_create(game_id="colors_v1", seats=seats, seed=3, config={"rounds": 3})
+        rules = get_game("colors_v1").rules
+        for _ in range(20):
+            match.refresh_from_db()
+            if match.status != Match.Status.ACTIVE:
+                break
+            for role in rules.to_act(match.state):
+                assert agent_take_turn(match_id=match.id, role=role, expected_seq=match.seq) == "acted"
+    finally:
+        reset_registry()
+    assert match.status == Match.Status.FINISHED and match.outcome["played"] == 3
+    calls = list(AgentCall.objects.filter(match=match))
+    assert len(calls) == 6 and {c.outcome for c in calls} == {"acted"}
+    assert all(c.prompt_tokens and c.cost_usd > 0 and c.adapter_version == "colors-llm/1" for c in calls)
+    assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
+    got = openai_standin.chat_requests()
+    assert all(r["body"]["stream"] and r["images"] for r in got) and len(got) == 6
+    records = {s.role: s.agent_model for s in Seat.objects.filter(match=match)}
+    assert records["listener"]["prompt_sha256"] != records["speaker"]["prompt_sha256"]
