@@ -163,6 +163,7 @@ def test_the_example_file_is_valid_once_uncommented(models_file):
     assert specs["colors_neural_listener"].queue_name == "model.colors_neural_l0"
     assert specs["colors_neural_speaker"].fallback == "colors_lexicon_speaker"
     assert specs["colors_remote_listener"].model.kind == "http"
+    assert specs["colors_llm_speaker"].model.kind == "openai" and specs["colors_llm_speaker"].queue_name == "agent.colors_llm_speaker"
     # every neural agent of the project, where its train command writes it
     for name, (game_id, role, fallback) in NEURAL_EXAMPLES.items():
         spec = specs[name]
