@@ -281,3 +281,16 @@ def test_a_whole_colour_game_played_by_two_llm_agents_through_the_games_adapter(
     assert all(r["body"]["stream"] and r["images"] for r in got) and len(got) == 6
     records = {s.role: s.agent_model for s in Seat.objects.filter(match=match)}
     assert records["listener"]["prompt_sha256"] != records["speaker"]["prompt_sha256"]
+
+
+def test_what_a_server_asks_to_wait_is_read_in_each_form():
+    import email.utils
+
+    from agents.llm.agent import _backoff, _retry_after
+
+    assert _retry_after({"retry-after-ms": "1500"}) == 1.5
+    assert _retry_after({"retry-after": "3"}) == 3.0
+    in_4_s = email.utils.formatdate(time.time() + 4, usegmt=True)
+    assert 2.5 < _retry_after({"retry-after": in_4_s}) <= 4.0
+    assert _retry_after({"retry-after": "soon"}) == 0.0 and _retry_after({}) == 0.0
+    assert all(0.25 <= _backoff(0) <= 0.5 and 4 <= _backoff(4) <= 8 and 4 <= _backoff(9) <= 8 for _ in range(50))
