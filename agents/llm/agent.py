@@ -20,7 +20,8 @@ One turn (:meth:`LlmAgent.act_turn`, called by ``agents.services.agent_take_turn
    written the reply, counted from when the turn became due; typing frames meanwhile;
 5. the record: one :class:`agents.models.AgentCall` per request (record.py).
 
-Everything is bounded by the agent's ``timeout_s`` counted from when the turn became due (less a
+Everything is bounded by the agent's ``timeout_s`` (capped by ``GT_AGENT_TIMEOUT_S``, as the
+watchdog's is) counted from when the turn became due (less a
 margin of a tenth of it, at most 1 s, so that the agent's own answer or failure comes before the
 watchdog's): waiting for a slot, the retries, the repair and the pacing. When no usable answer
 comes, :class:`LlmError` is raised with the reason the person is told (``fallback_reason``:
@@ -41,6 +42,7 @@ import threading
 import time
 
 import openai
+from django.conf import settings
 from openai import OpenAI
 
 from agents.base import TurnContext
@@ -90,7 +92,9 @@ class LlmAgent:
         key = os.environ.get(config.api_key_env, "") if config.api_key_env else NO_KEY
         if not key:
             raise ModelConfigError(f"agent {config.name}: api_key_env names {config.api_key_env}, which is not set")
-        self.client = OpenAI(base_url=config.base_url, api_key=key, max_retries=0, timeout=config.timeout_s)
+        cap = settings.GT_AGENT_TIMEOUT_S   # the watchdog's limit too (agents.registry.all_agents)
+        self.timeout_s = min(config.timeout_s, cap) if cap else config.timeout_s
+        self.client = OpenAI(base_url=config.base_url, api_key=key, max_retries=0, timeout=self.timeout_s)
         self.slot_key = slots.key_for(config.endpoint, config.model)
         self.params = params_of(config)
 
@@ -118,8 +122,8 @@ class LlmAgent:
 
     def _turn(self, view: dict, turn: TurnContext, *, live: bool) -> dict:
         cfg = self.config
-        margin = min(1.0, 0.1 * cfg.timeout_s)
-        end_wall = turn.due_at + cfg.timeout_s - margin
+        margin = min(1.0, 0.1 * self.timeout_s)
+        end_wall = turn.due_at + self.timeout_s - margin
         deadline = time.monotonic() + (end_wall - time.time())
         pacing = Pacing.draw(cfg.reply_pacing, f"{turn.match_id}:{turn.role}:{turn.expected_seq}:{cfg.name}") \
             if live else None
@@ -190,17 +194,17 @@ class LlmAgent:
         busy = False
         while True:
             if deadline - time.monotonic() <= 0:
-                call.error = call.error or f"no answer within {cfg.timeout_s:g} s"
+                call.error = call.error or f"no answer within {self.timeout_s:g} s"
                 call.reason = "busy" if busy else "timeout"
                 break
             try:
-                with slots.slot(self.slot_key, cfg.max_concurrency, deadline=deadline, lease_s=cfg.timeout_s) as waited:
+                with slots.slot(self.slot_key, cfg.max_concurrency, deadline=deadline, lease_s=self.timeout_s) as waited:
                     call.queue_ms += 1000 * waited
                     self._request(body, call, deadline, typing)
                 break
             except slots.NoSlot:
                 call.error = (f"no free slot of max_concurrency {cfg.max_concurrency} for {cfg.model} at "
-                              f"{cfg.endpoint} within {cfg.timeout_s:g} s")
+                              f"{cfg.endpoint} within {self.timeout_s:g} s")
                 call.reason = "busy"
                 break
             except _Retry as exc:
@@ -208,7 +212,7 @@ class LlmAgent:
                 delay = max(exc.delay_s, _backoff(tries))
                 call.error = str(exc)
                 if time.monotonic() + delay >= deadline:
-                    call.error += f"; no time left to try again within {cfg.timeout_s:g} s"
+                    call.error += f"; no time left to try again within {self.timeout_s:g} s"
                     call.reason = "busy" if busy else "timeout"
                     break
                 tries += 1

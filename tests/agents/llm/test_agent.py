@@ -294,3 +294,35 @@ def test_what_a_server_asks_to_wait_is_read_in_each_form():
     assert 2.5 < _retry_after({"retry-after": in_4_s}) <= 4.0
     assert _retry_after({"retry-after": "soon"}) == 0.0 and _retry_after({}) == 0.0
     assert all(0.25 <= _backoff(0) <= 0.5 and 4 <= _backoff(4) <= 8 and 4 <= _backoff(9) <= 8 for _ in range(50))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_answer_after_the_watchdogs_fallback_is_recorded_stale(llm):
+    import threading
+
+    from agents.services import agent_fallback_turn
+
+    server = llm(timeout_s=20)
+    server.script({"latency_s": 2.0})
+    seats = {"speaker": SeatSpec(Seat.Kind.AGENT, agent_name="llm_speaker"), "listener": SeatSpec(Seat.Kind.HUMAN)}
+    # woken on commit, into a queue no worker serves here: this test plays the turn itself
+    match = match_create(game_id="colors_v1", seats=seats, seed=7, config={"rounds": 2})
+    got = {}
+    turn = threading.Thread(target=lambda: got.update(result=agent_take_turn(
+        match_id=match.id, role="speaker", expected_seq=match.seq)))
+    turn.start()
+    time.sleep(1.0)    # the model is still thinking when the watchdog's fallback plays
+    assert agent_fallback_turn(match_id=match.id, role="speaker", expected_seq=match.seq) == "fallback"
+    turn.join(20)
+    assert got["result"] == "stale"
+    assert AgentCall.objects.get(match=match).outcome == "stale"
+
+
+@pytest.mark.django_db
+def test_gt_agent_timeout_s_caps_the_agents_own_deadline(llm, settings):
+    settings.GT_AGENT_TIMEOUT_S = 2
+    server = llm(timeout_s=30)
+    server.script({"stall_s": 30})
+    started = time.monotonic()
+    match, result = _play()
+    assert result == "fallback" and time.monotonic() - started < 2.5
