@@ -48,11 +48,17 @@ when the queue is empty it answers by default again. A step is a dict of:
 * ``finish_reason``: report this one; ``chunk_delay_s``: the pause between streamed chunks;
 * ``times``: the step is queued that many times.
 
+``GET /_stats`` reports the chat completions in flight now (received, not yet answered in full),
+the most in flight at once and their time-weighted mean since the last reset, the chat completions
+received since then and the seconds covered (``in_flight``, ``max_in_flight``, ``mean_in_flight``,
+``chat_completions``, ``since_s``); ``POST /_stats/reset`` starts that count again (what a benchmark
+does at the start of its measured window: the concurrency an endpoint saw).
+
 ``GET /_script`` shows the steps left. ``GET /_requests`` returns every request received in order:
 ``method``, ``path``, ``t`` (time received), ``authorization``, ``body`` (the JSON with each image's
 data URL replaced by ``sha256:<hex>``), ``images`` (sha256, width, height of each), ``step`` (the
 scripted step it took, if any) and ``status`` (the HTTP status it answered). ``POST /_reset`` empties
-the script and the record. The admin endpoints need no key.
+the script and the record and starts the ``/_stats`` count again. The admin endpoints need no key.
 """
 from __future__ import annotations
 
@@ -380,6 +386,32 @@ class Standin:
         self.script: deque[dict] = deque()
         self.requests: list[dict] = []
         self.created = int(time.time())
+        self.in_flight = 0
+        self.reset_stats()
+
+    # -- chat completions in flight (GET /_stats)
+    def reset_stats(self) -> None:
+        now = time.monotonic()
+        self.stats_since = self.stats_changed = now
+        self.max_in_flight = self.in_flight
+        self.in_flight_area = 0.0   # in-flight count integrated over time since stats_since
+        self.chat_count = 0
+
+    def _in_flight(self, delta: int) -> None:
+        now = time.monotonic()
+        self.in_flight_area += self.in_flight * (now - self.stats_changed)
+        self.stats_changed = now
+        self.in_flight += delta
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        if delta > 0:
+            self.chat_count += delta
+
+    def stats(self) -> dict:
+        self._in_flight(0)
+        covered = self.stats_changed - self.stats_since
+        return {"in_flight": self.in_flight, "max_in_flight": self.max_in_flight,
+                "mean_in_flight": round(self.in_flight_area / covered, 3) if covered > 0 else float(self.in_flight),
+                "chat_completions": self.chat_count, "since_s": round(covered, 3)}
 
     # -- plumbing
     async def __call__(self, scope, receive, send):
@@ -426,9 +458,15 @@ class Standin:
         if path == "/_requests" and method == "GET":
             since = int(query.get("since", ["0"])[0])
             return await self.json(send, 200, {"requests": self.requests[since:]})
+        if path == "/_stats" and method == "GET":
+            return await self.json(send, 200, self.stats())
+        if path == "/_stats/reset" and method == "POST":
+            self.reset_stats()
+            return await self.json(send, 200, self.stats())
         if path == "/_reset" and method == "POST":
             self.script.clear()
             self.requests.clear()
+            self.reset_stats()
             return await self.json(send, 200, {"reset": True})
         if not path.startswith("/v1/"):
             raise BadRequest(f"Unknown path {path}.", status=404, code="not_found")
@@ -445,7 +483,11 @@ class Standin:
                 record["status"] = 200
                 return await self.json(send, 200, self.model_card())
             if path == "/v1/chat/completions" and method == "POST":
-                return await self.chat(record, raw, send)
+                self._in_flight(+1)
+                try:
+                    return await self.chat(record, raw, send)
+                finally:
+                    self._in_flight(-1)
             raise BadRequest(f"Unknown path or method: {method} {path}.", status=404, code="not_found")
         except BadRequest as exc:
             record["status"] = exc.status
@@ -706,6 +748,15 @@ class OpenAIStandin:
 
     def reset(self) -> None:
         httpx.post(f"{self.root_url}/_reset", timeout=10).raise_for_status()
+
+    def stats(self, reset: bool = False) -> dict:
+        """``GET /_stats`` (the module docstring); with ``reset``, the count starts again."""
+        if reset:
+            response = httpx.post(f"{self.root_url}/_stats/reset", timeout=10)
+        else:
+            response = httpx.get(f"{self.root_url}/_stats", timeout=10)
+        response.raise_for_status()
+        return response.json()
 
 
 if __name__ == "__main__":

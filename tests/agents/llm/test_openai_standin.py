@@ -297,6 +297,27 @@ def test_a_fixed_latency_is_served_concurrently():
     assert len(answers) == 40 and 1.0 <= took < 3.0
 
 
+def test_stats_count_the_chat_completions_in_flight_at_once():
+    with OpenAIStandin(latency_s=0.5) as server:
+        async def some(n: int):
+            client = openai.AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+            await asyncio.gather(*(client.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": "hi"}]) for _ in range(n)))
+
+        asyncio.run(some(12))
+        first = server.stats()
+        fresh = server.stats(reset=True)
+        asyncio.run(some(5))
+        httpx.get(f"{server.base_url}/models", timeout=10)   # not a chat completion
+        second = server.stats()
+    assert first["max_in_flight"] == 12 and first["chat_completions"] == 12 and first["in_flight"] == 0
+    assert 0 < first["mean_in_flight"] <= 12
+    assert fresh["max_in_flight"] == 0 and fresh["chat_completions"] == 0
+    assert second["max_in_flight"] == 5 and second["chat_completions"] == 5 and second["in_flight"] == 0
+    # five calls of at least 0.5 s each (at most twice that on a busy machine) since the reset
+    assert 2.45 <= second["mean_in_flight"] * second["since_s"] <= 5.0
+
+
 def test_a_bad_script_is_refused(openai_standin):
     response = httpx.post(f"{openai_standin.root_url}/_script", json=[{"stauts": 500}])
     assert response.status_code == 400 and "stauts" in response.json()["error"]["message"]
