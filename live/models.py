@@ -33,6 +33,10 @@ def default_entry_kinds() -> list[str]:
     return ["mturk", "prolific", "lab"]
 
 
+def new_arm_seed() -> int:
+    return secrets.randbelow(2**31)
+
+
 class Batch(models.Model):
     """A batch of games (a HIT group / study) as a researcher defines it."""
 
@@ -131,9 +135,37 @@ class Batch(models.Model):
         help_text='Post-game questions: a list of {"id", "kind": "likert" | "text", "text", "about": "partner" | '
                   '"study", "required", "min", "max"}. Left null: the game\'s default (GuessWhich: its six '
                   'feedback ratings of the partner); []: no questionnaire.')
+    # Arms of an experiment (issue 24; live/arms.py): people are randomised between them in one
+    # batch. Empty: one implicit arm, the batch's own agents and settings (as before arms).
+    arms = models.JSONField(
+        default=list, blank=True,
+        help_text='Arms of the experiment: a list of {"name", "agents": {role: agent name}, "config": {setting '
+                  'overrides}, "weight": positive int (default 1), "human_roles": [...]}; an arm with no agents is '
+                  'human-human. Empty: one arm, the batch\'s own agents.')
+
+    class Assignment(models.TextChoices):
+        BETWEEN = "between", "between subjects (each seating draws an arm)"
+        WITHIN = "within", "within subjects (each person meets every arm, counterbalanced)"
+
+    assignment = models.CharField(
+        max_length=8, choices=Assignment.choices, default=Assignment.BETWEEN,
+        help_text="Between subjects: blocked randomisation of seatings over the arms. Within subjects "
+                  "(games per worker > 1): each person plays the arms in the order of a row of a balanced "
+                  "Latin square, rows drawn by the same blocked scheme.")
+    arm_seed = models.BigIntegerField(
+        null=True, blank=True,
+        help_text="Seed of the arms' randomisation (blocks shuffled by a generator seeded with it and the block "
+                  "number); drawn and recorded when the batch is saved without one.")
 
     class Meta:
         db_table = "games_batch"
+
+    def save(self, *args, **kwargs):
+        if self.arm_seed is None:
+            self.arm_seed = new_arm_seed()
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "arm_seed"}
+        super().save(*args, **kwargs)
 
 
     def __str__(self) -> str:
@@ -203,6 +235,12 @@ class Match(models.Model):
     # ``turn_timed_out`` event), and when; cleared when it takes its turn while its partner is there.
     stalled_role = models.CharField(max_length=32, blank=True, default="")
     stalled_at = models.DateTimeField(null=True, blank=True)
+    # The batch's arm this match was played in (live/arms.py; "" outside a batch, or a seating
+    # outside the randomisation such as on_timeout's agent) and how it was drawn:
+    # {"unit": "seating" | "person", "index", "block", "seed", and within subjects "order" (the
+    # person's row of the Latin square, arm names), "row", "position"}.
+    arm = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    assignment = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "games_match"
@@ -278,3 +316,15 @@ class MatchEvent(models.Model):
         constraints = [models.UniqueConstraint(fields=["match", "seq"], name="event_unique_seq")]
         indexes = [models.Index(fields=["match", "actor", "client_action_id"], name="event_client_action")]
         ordering = ["match", "seq"]
+
+
+class ArmCounter(models.Model):
+    """A batch's randomisation state (live/arms.py): how many seatings (between subjects) and how
+    many people (within subjects: Latin-square rows) have been assigned. Its row is locked
+    (``SELECT ... FOR UPDATE``) in the transaction that creates the match it counts, so concurrent
+    seatings in any number of processes draw consecutive slots, and a slot is spent only when a
+    match is created (a rolled-back seating gives it back)."""
+
+    batch = models.OneToOneField(Batch, primary_key=True, on_delete=models.CASCADE, related_name="arm_counter")
+    seatings = models.PositiveIntegerField(default=0)
+    people = models.PositiveIntegerField(default=0)
