@@ -107,6 +107,13 @@ class GameSpec:
                         column ``(header, key, decimals or "percent", text when None)``.
                         :mod:`games.stats` has the shared helpers (proportions with Wilson
                         intervals, bootstrap means, Fisher and Mann-Whitney rows).
+                        ``METRICS``: a tuple of :class:`games.stats.Metric`, the per-match numbers
+                        the arms of an experiment are compared on (research/arms.py), the first
+                        the game's *primary* metric: a key and label, a ``kind`` (``"proportion"``
+                        with ``trials(outcome) -> (successes, trials)``, ``"mean"`` or
+                        ``"ordinal"`` with ``value(outcome) -> float | None``), whether higher is
+                        better and the planner's default difference ``delta``. Absent: no arm
+                        statistics.
       ``llm``           optional: how a language model plays each role (``ROLES``: role ->
                         :class:`games.llm.LlmRole`; ``spec.llm_role(role)``), for LLM agents.
       ``onboarding``    optional: the practice round and quiz (``crowd/onboarding.py`` reads

@@ -1,9 +1,12 @@
 """Statistics helpers for a game's monitor module (``<package>.monitor``, see :class:`games.spec.GameSpec`):
-JSON-safe numbers, proportions with Wilson intervals, bootstrap means, Fisher's exact test rows.
-The research pages (research/monitor.py) use the same helpers."""
+JSON-safe numbers, proportions with Wilson intervals, bootstrap means, Fisher's exact test rows, and
+:class:`Metric`, how a game declares the per-match numbers its arms are compared on (``METRICS``).
+The research pages (research/monitor.py, research/arms.py) use the same helpers."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from scipy import stats
@@ -55,3 +58,56 @@ def mann_whitney(sa, sb) -> dict:
     test = stats.mannwhitneyu(sa, sb, alternative="two-sided")
     return {"n_a": len(sa), "n_b": len(sb), "u": num(test.statistic), "p_value": num(test.pvalue),
             "mean_a": mean(sa), "mean_b": mean(sb)}
+
+
+KINDS = ("proportion", "mean", "ordinal")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number a game's matches are compared on, per match, from its outcome (a game's
+    ``monitor.METRICS``: a tuple of these, the first the game's *primary* metric; research/arms.py
+    computes each arm's value, the differences between arms and the sample-size planner from them).
+
+    ``kind`` says which statistics fit:
+
+    * ``"proportion"``: successes over trials, pooled over matches (the colors game's correct
+      rounds, as its monitor counts them); ``trials(outcome) -> (successes, trials)`` or None.
+      Wilson interval, Newcombe's interval of a difference, Fisher's exact test.
+    * ``"mean"``: a roughly continuous score; ``value(outcome) -> float`` or None. Bootstrap
+      interval (:func:`mean_ci`), Welch's t.
+    * ``"ordinal"``: ranks, ratings, skewed scores; ``value``. Bootstrap intervals of the mean and
+      of a difference of means, Mann-Whitney U.
+
+    ``higher_is_better``: False for ranks. ``delta``: the planner's default difference to detect,
+    in the metric's own units (a proportion: 0.05 is five points). ``unit``: words after a number
+    ("of 5", "rank")."""
+
+    key: str
+    label: str
+    kind: str
+    value: Callable[[dict], float | None] | None = None
+    trials: Callable[[dict], tuple[int, int] | None] | None = None
+    higher_is_better: bool = True
+    delta: float = 0.1
+    unit: str = ""
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"Metric {self.key!r}: kind must be one of {', '.join(KINDS)}, not {self.kind!r}.")
+        if self.kind == "proportion" and self.trials is None:
+            raise ValueError(f"Metric {self.key!r}: a proportion needs trials(outcome) -> (successes, trials).")
+        if self.kind != "proportion" and self.value is None:
+            raise ValueError(f"Metric {self.key!r}: a {self.kind} metric needs value(outcome) -> float.")
+        if not self.delta > 0:
+            raise ValueError(f"Metric {self.key!r}: delta must be positive.")
+
+    def of(self, outcome: dict | None) -> float | None:
+        """The match's value (a proportion's: successes / trials), None when it has none."""
+        if not outcome:
+            return None
+        if self.kind == "proportion":
+            st = self.trials(outcome)
+            return (st[0] / st[1]) if st and st[1] else None
+        v = self.value(outcome)
+        return num(v) if v is not None else None

@@ -1,6 +1,7 @@
 """The research pages' view of CoDraw (``GameSpec.monitor``; research/monitor.py calls it): mean
 similarity score with a bootstrap 95 % CI, a histogram over the metric's range [0, 5] and the mean
-score after each round; groups compared by Mann-Whitney U on the final scores. Also the staff
+score after each round; groups compared by Mann-Whitney U on the final scores; ``METRICS``: the final similarity score, the
+number arms are compared on (research/arms.py). Also the staff
 pages' pictures of a match (``PICTURES`` and ``replay_svg``: SVG text from plain data, served by
 research/pictures.py): the target, the Drawer's canvas after each round, the final canvas and the
 canvas at any step of the replay."""
@@ -12,9 +13,12 @@ from games.base import SYSTEM
 from games.codraw import clipart as ca
 from games.codraw import rules as codraw_rules
 from games.codraw.render import scene_svg
-from games.stats import mann_whitney, mean, mean_ci, num
+from games.stats import Metric, mann_whitney, mean, mean_ci, num
 
 MAX_SCORE = 5.0
+METRICS = (
+    Metric("score", "similarity score (0-5)", "mean", value=lambda o: o.get("score"), delta=0.5, unit="of 5"),
+)
 BINS = 10
 
 

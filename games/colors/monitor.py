@@ -1,11 +1,17 @@
 """The research pages' view of the color game (``GameSpec.monitor``; research/monitor.py calls it):
 accuracy over rounds with a Wilson 95 % interval, overall and per condition (far, split, close);
 groups compared per condition and overall with Fisher's exact test on correct/incorrect rounds
-(rounds as independent trials, as in Monroe et al. 2017)."""
+(rounds as independent trials, as in Monroe et al. 2017). ``METRICS``: the accuracy over rounds, the
+numbers arms are compared on (research/arms.py)."""
 from __future__ import annotations
 
 from games.colors.rules import CONDITIONS
-from games.stats import fisher, mean, proportion
+from games.stats import Metric, fisher, mean, proportion
+
+METRICS = (
+    Metric("accuracy", "accuracy (correct rounds)", "proportion",
+           trials=lambda o: (int(o.get("correct") or 0), int(o.get("played") or 0)), delta=0.05),
+)
 
 
 def scores(outcomes) -> dict:

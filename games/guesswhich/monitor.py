@@ -1,13 +1,35 @@
 """The research pages' view of GuessWhich (``GameSpec.monitor``; research/monitor.py calls it):
 :func:`games.guesswhich.agents.summary` (mean rank and MRR with bootstrap CIs, the per-round
 coarse-rank curve); groups compared by :func:`clevr.metrics.compare_versions` (Mann-Whitney U on
-the secret's rank), exactly as ``guesswhich_report --compare``."""
+the secret's rank), exactly as ``guesswhich_report --compare``. ``METRICS`` (research/arms.py): the
+secret's rank (lower is better; matches where it was found), its reciprocal (the mean is the MRR)
+and the questioner's mean feedback rating of the answerer (1-5; matches where it was given)."""
 from __future__ import annotations
 
 from clevr.metrics import compare_versions
 from games.guesswhich.agents import summary
-from games.stats import num
+from games.stats import Metric, num
 from games.visdial.monitor import event_summary   # noqa: F401 - the same events as the visual-dialog chat
+
+
+def _found(o: dict, key: str):
+    return o.get(key) if o.get("found") else None
+
+
+def mean_rating(o: dict) -> float | None:
+    """The mean of the questioner's six feedback ratings (None: skipped, or not reached)."""
+    ratings = [v for v in ((o.get("feedback") or {}).get("ratings") or {}).values() if isinstance(v, (int, float))]
+    return sum(ratings) / len(ratings) if ratings else None
+
+
+METRICS = (
+    Metric("rank", "rank of the secret", "ordinal", value=lambda o: _found(o, "rank"),
+           higher_is_better=False, delta=1.0, unit="rank"),
+    Metric("reciprocal_rank", "reciprocal rank (mean: MRR)", "ordinal", value=lambda o: _found(o, "reciprocal_rank"),
+           delta=0.1),
+    Metric("rating", "questioner's mean rating of the answerer (1-5)", "ordinal", value=mean_rating, delta=0.5,
+           unit="of 5"),
+)
 
 
 def scores(outcomes) -> dict:

@@ -1,9 +1,16 @@
 """The research pages' view of the visual-dialog chat (``GameSpec.monitor``; research/monitor.py
 calls it): what its outcome holds (rounds answered, complete dialogs, words per question and
-answer). It has no score to compare groups on."""
+answer). It has no score to compare groups on; ``METRICS`` (research/arms.py): whether the dialog was
+completed and how many rounds were answered (its outcome holds no rating)."""
 from __future__ import annotations
 
-from games.stats import mean, proportion
+from games.stats import Metric, mean, proportion
+
+METRICS = (
+    Metric("complete", "dialogs completed", "proportion", trials=lambda o: (1 if o.get("complete") else 0, 1),
+           delta=0.1),
+    Metric("rounds_completed", "rounds answered", "mean", value=lambda o: o.get("rounds_completed"), delta=1.0),
+)
 
 
 def scores(outcomes) -> dict:
