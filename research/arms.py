@@ -2,8 +2,9 @@
 
 The inputs are plain rows: :class:`ArmMatch` (one ended match: its arm, its outcome, the people who
 played it), :class:`Preference` (one pairwise answer in the style of ACUTE-Eval) and
-:class:`Judgement` (one "was your partner a person?" answer). Nothing here queries the database;
-:func:`batch_arm_matches` is the one selector, reading a batch's ended matches with their arm.
+:class:`Judgement` (one "was your partner a person?" answer). The statistics query nothing;
+:func:`batch_arm_matches` is the one selector, reading a batch's ended matches with their arm
+(``Match.arm``), and :func:`batch_arm_statistics` runs everything on them.
 
 What is compared comes from the game: its monitor module's ``METRICS`` (:class:`games.stats.Metric`,
 the first one the game's *primary* metric): colors accuracy over rounds (a proportion), CoDraw's
@@ -38,6 +39,7 @@ from scipy import stats
 
 from games.registry import GAMES
 from games.stats import Metric, mean_ci, num, proportion
+from live.models import Batch, Match, Seat
 
 ALPHA = 0.05
 POWER = 0.80
@@ -86,6 +88,41 @@ class Judgement:
     arm: str
     said_person: bool
     confidence: float | None = None
+
+
+ENDED = (Match.Status.FINISHED, Match.Status.TIMED_OUT)   # as the monitor counts (research/monitor.py)
+ONE_ARM = "all matches"
+
+
+def batch_arm_names(batch: Batch) -> list[str]:
+    """The batch's arms in its own order (``Batch.arms``); a batch without arms has one."""
+    return [str(a.get("name")) for a in batch.arms or [] if a.get("name")] or [ONE_ARM]
+
+
+def batch_arm_matches(*, batch: Batch) -> list[ArmMatch]:
+    """The selector: the batch's ended matches (practice rounds never) as :class:`ArmMatch` rows,
+    oldest first, with their ``Match.arm`` and the participants of their human seats (two
+    queries). In a batch with arms, a match outside the randomisation (no arm recorded: e.g.
+    ``on_timeout``'s agent) belongs to no arm and is left out; a batch without arms is one arm,
+    :data:`ONE_ARM`."""
+    with_arms = bool(batch.arms)
+    matches = Match.objects.filter(batch=batch, status__in=list(ENDED), practice__isnull=True)
+    if with_arms:
+        matches = matches.exclude(arm="")
+    rows = list(matches.order_by("created_at", "id").values_list("id", "arm", "outcome"))
+    persons: dict = defaultdict(list)
+    seats = (Seat.objects.filter(match__in=matches, kind=Seat.Kind.HUMAN, participant__isnull=False)
+             .order_by("role").values_list("match_id", "participant_id"))
+    for match_id, participant_id in seats:
+        persons[match_id].append(str(participant_id))
+    return [ArmMatch(arm if with_arms else ONE_ARM, outcome or {}, tuple(persons.get(mid, ())), str(mid))
+            for mid, arm, outcome in rows]
+
+
+def batch_arm_statistics(*, batch: Batch, deltas: dict | None = None) -> dict:
+    """:func:`game_arm_statistics` of the batch's ended matches, its arms in its own order."""
+    return game_arm_statistics(batch.game_id, batch_arm_matches(batch=batch), batch_arm_names(batch),
+                               deltas=deltas)
 
 
 def metrics(game_id: str) -> tuple[Metric, ...]:

@@ -379,3 +379,41 @@ def test_taken_for_a_person_per_arm():
     assert (llm["rate"], llm["mean_confidence"]) == (0.25, 2.5)
     row = result["pairwise"]["pairs"][0]
     assert row["p_value"] == pytest.approx(stats.fisher_exact([[8, 2], [3, 9]]).pvalue)
+
+
+# ----------------------------------------------------------------------------------- the selector
+@pytest.mark.django_db
+def test_batch_arm_matches_reads_ended_matches_by_arm_with_their_people():
+    from live.models import Match, Seat
+    from tests.support.factories import batch as make_batch, participant
+
+    b = make_batch(game_id="codraw_v1", arms=[{"name": "rl", "agents": {"drawer": "x"}},
+                                              {"name": "sl", "agents": {"drawer": "y"}}])
+    people = [participant(b) for _ in range(3)]
+
+    def match(arm, score, who, status=Match.Status.FINISHED):
+        m = Match.objects.create(batch=b, game_id="codraw_v1", seed=1, content={}, state={}, status=status,
+                                 outcome={"score": score}, arm=arm)
+        Seat.objects.create(match=m, role="teller", kind=Seat.Kind.HUMAN, participant=who)
+        Seat.objects.create(match=m, role="drawer", kind=Seat.Kind.AGENT, agent_name="x")
+        return m
+
+    first = match("sl", 3.0, people[0])
+    match("rl", 2.0, people[0])
+    match("rl", 4.0, people[1], status=Match.Status.TIMED_OUT)
+    match("rl", 1.0, people[2], status=Match.Status.ACTIVE)    # not ended
+    match("rl", 1.5, people[2], status=Match.Status.ABORTED)   # stopped outside the game
+    match("", 0.5, people[2])                                 # outside the randomisation
+    rows = arms.batch_arm_matches(batch=b)
+    assert [(r.arm, r.outcome["score"], r.persons) for r in rows] == [
+        ("sl", 3.0, (str(people[0].pk),)), ("rl", 2.0, (str(people[0].pk),)), ("rl", 4.0, (str(people[1].pk),))]
+    assert rows[0].match_id == str(first.id)
+    result = arms.batch_arm_statistics(batch=b)
+    assert result["arms"] == ["rl", "sl"] and [a["n"] for a in result["metrics"][0]["arms"]] == [2, 1]
+    assert result["metrics"][0]["paired"]["pairs"][0]["pairs"] == 1
+
+    plain = make_batch(game_id="codraw_v1")
+    Match.objects.create(batch=plain, game_id="codraw_v1", seed=1, content={}, state={},
+                         status=Match.Status.FINISHED, outcome={"score": 2.5})
+    assert [(r.arm, r.persons) for r in arms.batch_arm_matches(batch=plain)] == [(arms.ONE_ARM, ())]
+    assert arms.batch_arm_names(plain) == [arms.ONE_ARM]
