@@ -30,6 +30,11 @@ class TurnContext:
                    of the match's state (nothing is written)
     ``publish``    frame -> None: an ephemeral frame to the match's other seats (``{"role": ...,
                    "text": ...}``, shown as "typing"); never logged, best effort
+    ``check_all``  [action, ...] -> the actions validated, or raises :class:`IllegalAction`
+                   naming the one refused: ``check`` for each action in order, each on the state
+                   the ones before it left (one copy). A decision that takes several actions in
+                   one turn (a CoDraw drawer's canvas changes, then its reply) is checked so;
+                   None: only ``check`` (each action against the state at ``expected_seq``)
     """
 
     match_id: str
@@ -38,6 +43,7 @@ class TurnContext:
     due_at: float
     check: Callable[[dict], dict]
     publish: Callable[[dict], None]
+    check_all: Callable[[list], list] | None = None
 
 
 @dataclass(frozen=True)

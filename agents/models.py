@@ -14,6 +14,8 @@ class AgentCall(models.Model):
     ``repaired`` (the repair's answer was played), ``fallback`` (no usable answer: the agent's
     fallback played), ``error`` (the endpoint gave no answer: the fallback played), ``stale``
     (a usable answer came after the game had moved on, e.g. the watchdog's fallback had played).
+    ``actions``: what the answer became, in the order the turn applied them (one decision may be a
+    whole turn of several actions, e.g. a CoDraw Drawer's canvas changes and its reply).
     """
 
     class Outcome(models.TextChoices):
@@ -45,6 +47,10 @@ class AgentCall(models.Model):
     pacing_ms = models.FloatField(null=True, blank=True,
                                   help_text="reply_pacing's delay drawn for the turn, counted from when it became due.")
     cost_usd = models.FloatField(null=True, blank=True, help_text="From the configured price_in / price_out.")
+    actions = models.JSONField(default=list, blank=True,
+                               help_text="The actions the answer became, in the order the turn applies them "
+                                         "(several when one decision is a whole turn: a CoDraw drawer's canvas "
+                                         "changes, then its reply); empty when it was not usable.")
     outcome = models.CharField(max_length=12, choices=Outcome.choices)
     created_at = models.DateTimeField(auto_now_add=True)
 

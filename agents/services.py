@@ -5,6 +5,8 @@ import copy
 import logging
 import time
 
+from django.db import transaction
+
 from agents.base import TurnContext
 from agents.registry import agent_instance, get_agent_spec
 from agents.seats import seats_record_model
@@ -57,8 +59,7 @@ def agent_take_turn(*, match_id, role: str, expected_seq: int) -> str:
     if action is None:
         return "idle"
     try:
-        match_apply_action(match_id=match.id, role=role, action=action,
-                           client_action_id=f"agent:{role}:{expected_seq}", expected_seq=expected_seq)
+        _apply_turn(match.id, role, action if isinstance(action, list) else [action], expected_seq)
     except IllegalAction as exc:
         unused = getattr(agent, "turn_unused", None)
         if turn is not None and callable(unused):   # its record of the turn says the answer was not used
@@ -76,28 +77,61 @@ def agent_take_turn(*, match_id, role: str, expected_seq: int) -> str:
     return "acted"
 
 
+def _apply_turn(match_id, role: str, actions: list[dict], expected_seq: int) -> None:
+    """The turn's actions through the service, one after the other, in ONE transaction: all of
+    them or none (an :class:`IllegalAction` of any rolls back those before it). An agent whose one
+    decision takes several actions (``act_turn`` returned a list: a CoDraw drawer's canvas changes,
+    then its reply) so plays its whole turn from one answer: the agent is woken after each commit
+    as usual, but those wake-ups come after the last action, so they find the turn taken
+    (``stale``) instead of asking the model again. Each action has the client id
+    ``agent:<role>:<seq it acts on>``, so a redelivered turn is a no-op."""
+    seq = expected_seq
+    with transaction.atomic():
+        for action in actions:
+            result = match_apply_action(match_id=match_id, role=role, action=action,
+                                        client_action_id=f"agent:{role}:{seq}", expected_seq=seq)
+            seq = result.last_seq
+
+
 def _turn_context(match: Match, role: str, expected_seq: int) -> TurnContext:
     """The turn as an agent with ``act_turn`` sees it (agents.base.TurnContext): ``check`` applies
-    the game's schema and rules to a copy of the state at ``expected_seq``; ``publish`` sends an
+    the game's schema and rules to a copy of the state at ``expected_seq`` (``check_all``: several
+    actions in order on one copy); ``publish`` sends an
     ephemeral ``match.typing`` frame to the match's sockets (live/consumers.py forwards it to the
     other seats only; never logged, never retried: a lost frame is overtaken by the next)."""
     spec = get_game(match.game_id)
     state = match.state
     due = match.agent_due_since.timestamp() if match.agent_due_since is not None else time.time()
 
-    def check(action: dict) -> dict:
+    def step(current: dict, action: dict) -> tuple[dict, dict]:
         validated = spec.actions.validate(action)
-        _, events = spec.rules.apply(copy.deepcopy(state), role, {**validated, "at": now_ms()})
+        after, events = spec.rules.apply(current, role, {**validated, "at": now_ms()})
         if not events:
             raise IllegalAction("no_effect", "That action changes nothing.")
-        return validated
+        return after, validated
+
+    def check(action: dict) -> dict:
+        return step(copy.deepcopy(state), action)[1]
+
+    def check_all(actions: list) -> list:
+        current, out = copy.deepcopy(state), []
+        for n, action in enumerate(actions, start=1):
+            try:
+                current, validated = step(current, action)
+            except IllegalAction as exc:
+                if len(actions) == 1:
+                    raise
+                kind = action.get("type") if isinstance(action, dict) else None
+                raise IllegalAction(exc.code, f"action {n} of {len(actions)} ({kind}): {exc.message}") from None
+            out.append(validated)
+        return out
 
     def publish(frame: dict) -> None:
         publish_notice(match_id=match.id, retry=False,
                        message={"type": "match.typing", "role": role, "text": str(frame.get("text") or "")})
 
     return TurnContext(match_id=str(match.id), role=role, expected_seq=expected_seq, due_at=due, check=check,
-                       publish=publish)
+                       publish=publish, check_all=check_all)
 
 
 # What the person is told when a fallback acts (the agent_timed_out notice; every game's page shows it).

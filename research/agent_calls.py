@@ -16,7 +16,7 @@ from live.models import Seat
 #: the fields of a call in the export (every field of the row but its id and match; no key is in any)
 EXPORT_FIELDS = ("role", "seq", "agent", "attempt", "model_reported", "params", "prompt_sha256", "adapter_version",
                  "request", "response_text", "decision", "error", "prompt_tokens", "completion_tokens", "retries",
-                 "queue_ms", "ttft_ms", "total_ms", "pacing_ms", "cost_usd", "outcome")
+                 "queue_ms", "ttft_ms", "total_ms", "pacing_ms", "cost_usd", "actions", "outcome")
 
 
 # ----------------------------------------------------------------------------------- numbers in words

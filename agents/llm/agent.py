@@ -14,11 +14,17 @@ One turn (:meth:`LlmAgent.act_turn`, called by ``agents.services.agent_take_turn
    as long as the turn's time lasts; any other status is not;
 3. the answer: parsed (``games.llm.parse_decision``), made an action (the adapter's
    ``to_action``) and checked by the game's schema and rules (``turn.check``: a copy of the
-   state). An answer that fails any of these gets ONE repair request: the same messages, the
-   answer as an assistant turn and a user turn that says what was wrong;
+   state). When the game's ``llm`` module has ``turn_actions(decision, view)`` (CoDraw: a
+   drawer's removals, moves and placements, then its reply; a teller's ``close_peek``, then its
+   message), the decision is ALL of them: each is checked in order on one copy of the state
+   (``turn.check_all``) and ``act_turn`` returns the list, which the service applies in one
+   transaction: one model call per turn, not one per canvas change. An answer that fails any of
+   these gets ONE repair request: the same messages, the answer as an assistant turn and a user
+   turn that says what was wrong;
 4. the pacing (``reply_pacing``): the action is returned no sooner than a person would have
    written the reply, counted from when the turn became due; typing frames meanwhile;
-5. the record: one :class:`agents.models.AgentCall` per request (record.py).
+5. the record: one :class:`agents.models.AgentCall` per request (record.py), with the actions
+   the answer became (``actions``, in the order applied).
 
 Everything is bounded by the agent's ``timeout_s`` (capped by ``GT_AGENT_TIMEOUT_S``, as the
 watchdog's is) counted from when the turn became due (less a
@@ -86,7 +92,10 @@ class LlmAgent:
         self.adapter = config.llm_role()
         if self.adapter is None:
             raise ModelConfigError(f"agent {config.name}: {config.game_id}/{config.role} has no LLM adapter")
-        self.schema = get_game(config.game_id).actions
+        game = get_game(config.game_id)
+        self.schema = game.actions
+        # a decision that is a whole turn of several actions (games/codraw/llm.py)
+        self.turn_actions = getattr(game.llm, "turn_actions", None) if game.llm is not None else None
         self.template = config.prompt_text
         self.prompt_sha256 = config.prompt_sha256
         key = os.environ.get(config.api_key_env, "") if config.api_key_env else NO_KEY
@@ -106,10 +115,14 @@ class LlmAgent:
         now = time.time()
         turn = TurnContext(match_id="", role=self.config.role, expected_seq=0, due_at=now,
                            check=self.schema.validate, publish=lambda frame: None)
-        return self._turn(view, turn, live=False)
+        actions = self._turn(view, turn, live=False)
+        return actions[0]   # the caller applies it and asks again with the next view
 
-    def act_turn(self, view: dict, turn: TurnContext) -> dict:
-        return self._turn(view, turn, live=True)
+    def act_turn(self, view: dict, turn: TurnContext) -> dict | list[dict]:
+        """The turn's action, or its actions in order when the decision takes several (the
+        service applies them one after the other in one transaction)."""
+        actions = self._turn(view, turn, live=True)
+        return actions if len(actions) > 1 else actions[0]
 
     def turn_unused(self, turn: TurnContext, outcome: str) -> None:
         """The service could not apply the answer (the game moved on meanwhile): the record says so."""
@@ -120,7 +133,7 @@ class LlmAgent:
 
     # -- one turn --------------------------------------------------------------------------------
 
-    def _turn(self, view: dict, turn: TurnContext, *, live: bool) -> dict:
+    def _turn(self, view: dict, turn: TurnContext, *, live: bool) -> list[dict]:
         cfg = self.config
         margin = min(1.0, 0.1 * self.timeout_s)
         end_wall = turn.due_at + self.timeout_s - margin
@@ -145,7 +158,7 @@ class LlmAgent:
                 outcome = "acted" if attempt == 1 else "repaired"
                 self._pace(call, turn, typing, pacing, end_wall)
                 self._finish(turn, calls, outcome, live)
-                return call.action
+                return call.actions
             call.error = problem
             log.info("agent %s: answer %d of %s@%s not usable: %s", cfg.name, attempt, turn.role,
                      turn.expected_seq, problem)
@@ -154,11 +167,21 @@ class LlmAgent:
         raise LlmError(f"{cfg.name}: no usable answer after the repair request: {calls[-1].error}", "illegal")
 
     def _check(self, call: Call, view: dict, turn: TurnContext) -> str:
-        """'' when the answer is a legal action (kept in ``call.action``), else what was wrong."""
+        """'' when the answer is a legal action, or legal actions in order (kept in
+        ``call.actions``), else what was wrong."""
         try:
             call.decision = parse_decision(call.text)
-            action = self.adapter.to_action(call.decision, view)
-            turn.check(action)
+            if self.turn_actions is not None:
+                actions = list(self.turn_actions(call.decision, view))
+                if not actions:
+                    raise DecisionError("That decision makes no move; answer with one that does.")
+            else:
+                actions = [self.adapter.to_action(call.decision, view)]
+            if len(actions) > 1 and turn.check_all is not None:
+                turn.check_all(actions)
+            else:
+                for action in actions:   # outside a match (``act``): the schema, action by action
+                    turn.check(action)
         except DecisionError as exc:
             return str(exc)
         except IllegalAction as exc:
@@ -166,7 +189,7 @@ class LlmAgent:
         except Exception as exc:   # an adapter that failed on an odd decision: said to the model too
             log.exception("agent %s: the adapter failed on the decision %r", self.config.name, call.decision)
             return f"that decision cannot be played ({type(exc).__name__}: {exc})."
-        call.action = action
+        call.actions = actions
         return ""
 
     def _pace(self, call: Call, turn: TurnContext, typing: Typing, pacing: Pacing | None, end_wall: float) -> None:

@@ -28,7 +28,7 @@ class Call:
     error: str = ""
     reason: str = ""                 # a transport failure's fallback reason (timeout, busy, error)
     pacing_ms: float | None = None
-    action: dict | None = None       # the action the answer became, when it was legal
+    actions: list | None = None      # the action(s) the answer became, in order, when legal
 
     @property
     def answered(self) -> bool:
@@ -56,7 +56,8 @@ def write(*, turn, config, adapter_version: str, prompt_sha256: str, params: dic
         adapter_version=adapter_version, request=call.request, response_text=call.text, decision=call.decision,
         error=call.error, prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
         retries=call.retries, queue_ms=call.queue_ms, ttft_ms=call.ttft_ms, total_ms=call.total_ms,
-        pacing_ms=call.pacing_ms, cost_usd=cost_usd(config, call), outcome=outcome) for call in calls]
+        pacing_ms=call.pacing_ms, cost_usd=cost_usd(config, call), actions=call.actions or [],
+        outcome=outcome) for call in calls]
     try:
         AgentCall.objects.bulk_create(rows)
     except Exception:
