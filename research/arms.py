@@ -423,7 +423,9 @@ def plan(metric: Metric, matches, arms=None, *, delta: float | None = None, alph
         p1 = k / n
         p2 = p1 + delta if p1 <= 0.5 else p1 - delta
         if not 0 <= p2 <= 1:
-            raise ValueError(f"A difference of {delta} does not fit proportions between 0 and 1.")
+            return {**out, "status": "difference too large", "pooled_proportion": p1,
+                    "reason": f"a difference of {delta:g} from {p1:.2f} leaves the range 0 to 1",
+                    "arms": [{"arm": a, "have": have[a], "more": None} for a in names]}
         trials = two_proportion_n(p1, p2, alpha=alpha, power=power)
         per_match = n / sum(c[2] for c in counts.values())
         per_arm = int(math.ceil(trials / per_match - 1e-9))

@@ -3,6 +3,7 @@ against a hand-worked example, the planner against textbook values, Bradley-Terr
 strengths and against a direct maximisation of its likelihood."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -267,6 +268,9 @@ def test_plan_says_not_enough_data_yet():
     assert result["status"] == "not enough data yet" and "b" in result["reason"]
     assert [a["more"] for a in result["arms"]] == [None, None]
     assert arms.plan(SCORE, score_matches("a", A))["status"] == arms.NOT_ENOUGH   # one arm
+    half = [ArmMatch(arm, {"complete": i % 2 == 0}) for arm in "ab" for i in range(10)]
+    result = arms.plan(COMPLETE, half, delta=0.6)
+    assert result["status"] == "difference too large" and result["per_arm"] is None
     flat = score_matches("a", [2.0] * 6) + score_matches("b", [2.0] * 6)
     assert arms.plan(SCORE, flat)["reason"] == "no spread in the values seen so far"
 
@@ -283,6 +287,8 @@ def test_game_arm_statistics_covers_every_metric():
     assert rank["plan"]["delta"] == 2.0 and rank["plan"]["status"] == "ok"
     assert rank["pairwise"]["pairs"][0]["test"] == "Mann-Whitney U (two-sided)"
     assert [a["n"] for a in rank["arms"]] == [12, 12]
+    json.dumps(result, allow_nan=False)   # what the monitor's JSON carries
+    json.dumps(arms.preferences(_simulate({"a": 0.5, "b": 0.0}, 10, 2, 0), n_boot=20), allow_nan=False)
 
 
 # ----------------------------------------------------------------------------------- preferences
