@@ -26,6 +26,7 @@ from crowd import (entry as crowd_entry, identity, onboarding as crowd_onboardin
 from crowd.outcomes import participant_exit
 from crowd import presence
 from crowd.models import Participant
+from live import arms as batch_arms
 from live.models import Batch, Content, Match, Seat
 from games.registry import get_game
 from live.services import SeatSpec, match_abort, match_create
@@ -382,16 +383,31 @@ def _content_for(batch: Batch):
             .order_by("uses", "pk").first())
 
 
-def _match_with_agents(batch: Batch, humans: dict[str, Participant]) -> Match:
+def _match_with_agents(batch: Batch, humans: dict[str, Participant], draw: batch_arms.Draw | None = None) -> Match:
+    """The match for these people; the other seats are the arm's agents (``draw``: the arm drawn
+    for this seating, live/arms.py), else the batch's own (a batch without arms, or a seating
+    outside the randomisation: on_timeout's or an unconfirmed worker's agent)."""
+    agents = draw.arm.agents if draw is not None else (batch.agents or {})
     seats = {}
     for role in get_game(batch.game_id).roles:
         if role in humans:
             seats[role] = SeatSpec(Seat.Kind.HUMAN, participant=humans[role])
+        elif agents.get(role):
+            seats[role] = SeatSpec(Seat.Kind.AGENT, agent_name=agents[role])
         else:
-            seats[role] = SeatSpec(Seat.Kind.AGENT, agent_name=_agent_for(batch, role))
+            raise EntryError(f"Batch {batch.slug} names no agent for the {role} seat.")
     content = _content_for(batch)
+    if draw is not None:
+        arm, assignment = draw.arm.name, draw.assignment
+    elif batch.arms:   # outside the randomisation: counted in no arm
+        arm, assignment = "", {"unit": "fallback", "seed": batch.arm_seed}
+    else:              # the one implicit arm, named after the agents that play
+        arm = batch_arms.implicit_name({r: s.agent_name for r, s in seats.items() if s.kind == Seat.Kind.AGENT})
+        assignment = {"unit": "implicit", "seed": batch.arm_seed}
     match = match_create(game_id=batch.game_id, seats=seats, batch=batch,
-                         content=content.data if content else None, content_ref=content)
+                         content=content.data if content else None, content_ref=content,
+                         config=draw.arm.config if draw is not None else None, arm=arm, assignment=assignment,
+                         blind=batch_arms.is_blind(batch))
     Participant.objects.filter(pk__in=[p.pk for p in humans.values()]).update(state=Participant.State.PLAYING)
     return match
 
@@ -433,6 +449,8 @@ def lobby_poll(*, participant_id: int, gap_s: float | None = None) -> LobbyStatu
             return _status(p)
         check_runnable(batch)  # never pair into a batch that cannot run (raises BatchCannotRun)
         roles = _human_roles(batch)
+        if batch.arms and batch.pairing != Batch.Pairing.AGENT_AGENT:
+            return _poll_arms(p, batch, now)
         if batch.pairing == Batch.Pairing.HUMAN_AGENT:
             if _unconfirmed(p) and batch.unverified_pairing == "none":
                 return _wait_unconfirmed(p)
@@ -471,6 +489,63 @@ def lobby_poll(*, participant_id: int, gap_s: float | None = None) -> LobbyStatu
             me.save(update_fields=participant_exit(me, "no_partner"))
             return _status(me)
         return _status(p)
+
+
+def _poll_arms(p: Participant, batch: Batch, now) -> LobbyStatus:
+    """A waiting person in a batch with arms (live/arms.py), inside lobby_poll's transaction. The
+    batch's counter row is locked first: seatings in the batch are serialised (in every process),
+    and the arm is drawn, and spent, only when a match is created here. A human-agent arm seats the
+    person at once; a human-human arm pairs them with a waiting person (within subjects: one whose
+    next arm is the same) or keeps them waiting, the slot unspent, until the batch's wait runs out
+    (then ``on_timeout``: leave, or a match with the batch's agents that counts in no arm)."""
+    if _unconfirmed(p) and batch.unverified_pairing == "none":
+        return _wait_unconfirmed(p)
+    row = batch_arms.counter(batch)
+    me = Participant.objects.get(pk=p.pk)
+    if me.state == Participant.State.PLAYING:
+        return _status(me, _current_seat(me))
+    if me.state != Participant.State.WAITING:
+        return _status(me)
+    draw = batch_arms.draw(batch, row, me)
+    roles = [r for r in get_game(batch.game_id).roles if r in draw.arm.human_roles] if draw.arm.human_roles \
+        else list(get_game(batch.game_id).roles)
+    if not draw.arm.human_human:
+        people = [r for r in roles if not draw.arm.agents.get(r)] or roles
+        role = people[me.games_played % len(people)]
+        match = _match_with_agents(batch, {role: me}, draw)
+        batch_arms.spend(row, draw)
+        return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, role=role))
+    partner, partner_draw = None, None
+    if not _unconfirmed(me) and len(roles) >= 2:
+        candidates = (Participant.objects
+                      .filter(batch=batch, state=Participant.State.WAITING, games_played__lt=batch.games_per_worker)
+                      .filter(presence.present_q(now))
+                      .exclude(pk=me.pk).exclude(worker_id=me.worker_id)
+                      .exclude(_not_partners_q(me, batch))
+                      .order_by("waiting_since", "id"))
+        for other in candidates[:50]:
+            theirs = batch_arms.draw(batch, row, other, new_before=draw.people)
+            if theirs.arm.name == draw.arm.name:
+                partner, partner_draw = other, theirs
+                break
+    if partner is not None:
+        order = roles[:2] if random.random() < 0.5 else roles[1::-1]
+        match = _match_with_agents(batch, {order[0]: partner, order[1]: me}, draw)
+        if batch_arms.within(batch):   # each person's own row and position
+            Match.objects.filter(pk=match.pk).update(assignment={**draw.assignment, "people": {
+                str(me.pk): draw.assignment, str(partner.pk): partner_draw.assignment}})
+        batch_arms.spend(row, draw, partner_draw)
+        return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, participant=me))
+    waited = (timezone.now() - me.waiting_since).total_seconds() if me.waiting_since else 0.0
+    if waited >= batch.max_wait_s:
+        role = roles[me.games_played % len(roles)]
+        if batch.on_timeout == Batch.OnTimeout.AGENT and all(
+                (batch.agents or {}).get(r) for r in get_game(batch.game_id).roles if r != role):
+            match = _match_with_agents(batch, {role: me})
+            return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, role=role))
+        me.save(update_fields=participant_exit(me, "no_partner"))
+        return _status(me)
+    return _status(p)
 
 
 def _unconfirmed(p: Participant) -> bool:

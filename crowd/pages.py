@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from crowd import entry as crowd_entry, identity, lobby, quality_views as crowd_quality_views, views as crowd_views
 from crowd.onboarding import practice_next_url
-from live import ratelimit, selectors
+from live import arms as batch_arms, ratelimit, selectors
 from crowd.models import Participant
 from live.models import Batch, Match
 from games.registry import get_game
@@ -223,7 +223,9 @@ def seat_config(seat, next_url: str) -> dict:
     """What the game page's script knows of its seat: ``window.GT_SEAT`` (static/gt/seat.js reads it
     from the page's ``json_script`` block ``gt-seat``; no inline script, groundtalk_web/csp.py)."""
     match = seat.match
-    agents = match.agent_seats or {}
+    # an arm-blind batch (human-human arms beside arms with agents, live/arms.py): the page says
+    # the same of a person partner and of an agent partner
+    agents = {} if match.batch_id and batch_arms.is_blind(match.batch) else (match.agent_seats or {})
     return {
         "matchId": str(match.id), "token": seat.token, "role": seat.role, "wsPath": f"/ws/match/{match.id}/",
         "nextUrl": next_url, "partnerGoneS": settings.GT_PARTNER_GONE_S,

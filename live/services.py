@@ -154,11 +154,16 @@ def _announcement(match: Match, rows: list[MatchEvent]):
 @transaction.atomic
 def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | None = None,
                  seed: int | None = None, config: dict | None = None, content: dict | None = None,
-                 content_ref=None, wake_agents: bool = True) -> Match:
+                 content_ref=None, wake_agents: bool = True, arm: str = "", assignment: dict | None = None,
+                 blind: bool = False) -> Match:
     """Create a match with its seats, initial state and start events (seq 1..n).
 
     ``wake_agents=False`` is for a caller that drives the agent seats itself (``simulate``): the
-    platform then never schedules their turns.
+    platform then never schedules their turns. ``arm`` and ``assignment``: the batch's arm this
+    match plays and how it was drawn (live/arms.py). ``blind``: the people must not learn whether
+    their partner is a person (a batch with human-human arms beside arms with agents): the
+    ``match_started`` event every seat receives says ``"seat"`` for every seat instead of its kind
+    (the seats' rows keep the truth).
     """
     spec = get_game(game_id)
     missing = set(spec.roles) - set(seats)
@@ -195,6 +200,7 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
         turn_limit=turn_limit,
         turn_since=created if turn_limit is not None and any(
             r not in agent_seats for r in spec.rules.to_act(state)) else None,
+        arm=arm, assignment=assignment or {},
     )
     match.state = state   # the whole snapshot, as every load gives it (``Match.from_db``)
     match._static_stored = static is not None
@@ -204,7 +210,7 @@ def match_create(*, game_id: str, seats: dict[str, SeatSpec], batch: Batch | Non
         for role, s in seats.items()
     ])
     started = Event("match_started", {"game_id": game_id, "roles": list(spec.roles),
-                                      "seats": {r: s.kind for r, s in seats.items()}})
+                                      "seats": {r: "seat" if blind else s.kind for r, s in seats.items()}})
     rows = _rows(match, 1, [started, *spec.rules.start_events(state)], actor=SYSTEM, t=t)
     MatchEvent.objects.bulk_create(rows)
     match.seq = len(rows)
