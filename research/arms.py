@@ -40,6 +40,7 @@ from scipy import stats
 from games.registry import GAMES
 from games.stats import Metric, mean_ci, num, proportion
 from live.models import Batch, Match, Seat
+from research.monitor import ENDED   # finished and timed out: the matches the monitor counts
 
 ALPHA = 0.05
 POWER = 0.80
@@ -90,7 +91,6 @@ class Judgement:
     confidence: float | None = None
 
 
-ENDED = (Match.Status.FINISHED, Match.Status.TIMED_OUT)   # as the monitor counts (research/monitor.py)
 ONE_ARM = "all matches"
 
 
