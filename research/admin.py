@@ -38,6 +38,11 @@ class BatchForm(GameFields, forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["game_id"].choices = [(g.id, f"{g.id} — {g.title}") for g in GAMES.values()]
+        if "assignment" in self.fields:   # left out of a form's data: between subjects, as before arms
+            self.fields["assignment"].required = False
+
+    def clean_assignment(self):
+        return self.cleaned_data.get("assignment") or Batch.Assignment.BETWEEN
 
     def clean(self):
         data = super().clean()
@@ -48,8 +53,13 @@ class BatchForm(GameFields, forms.ModelForm):
             return data
         for field, msg in problems(game_id=data.get("game_id"), pairing=data.get("pairing"),
                                    human_roles=data.get("human_roles") or [], agents=data.get("agents") or {},
-                                   on_timeout=data.get("on_timeout"), config=data.get("config") or {}):
-            self.place_problem(field, msg)
+                                   on_timeout=data.get("on_timeout"), config=data.get("config") or {},
+                                   arms=data.get("arms") or [], assignment=data.get("assignment") or "between",
+                                   games_per_worker=data.get("games_per_worker") or 1):
+            if field.startswith("arms") or field == "assignment":   # the arms' JSON: the message names the arm
+                self.add_error(field.split("[")[0], msg)
+            else:
+                self.place_problem(field, msg)
         for field, msg in crowd_problems(entry_kinds=data.get("entry_kinds"), exit_pay=data.get("exit_pay"),
                                          prolific_codes=data.get("prolific_codes"),
                                          pay_cents=data.get("pay_cents") or 0):

@@ -232,3 +232,21 @@ def test_blind_arms_look_the_same_to_the_person():
     m = Match.objects.get(batch=plain)
     assert MatchEvent.objects.get(match=m, seq=1).payload["seats"] == {"speaker": "human", "listener": "agent"}
     assert seat_config(Seat.objects.get(match=m, role="speaker"), "/")["partnerIsAgent"] is True
+
+
+def test_batch_builder_saves_arms_and_shows_their_problems():
+    from research.admin import BatchForm
+    from tests.research.test_admin import form_data
+
+    good = [{"name": "literal", "agents": {"listener": LITERAL}, "weight": 2},
+            {"name": "people", "agents": {}}]
+    form = BatchForm(data=form_data(slug="armed", arms=good, assignment="between", human_roles=["speaker"],
+                                    agents={}))
+    assert form.is_valid(), form.errors
+    b = form.save()
+    assert b.arms == good and b.assignment == "between" and isinstance(b.arm_seed, int)
+    bad = BatchForm(data=form_data(slug="armed2", human_roles=["speaker"], agents={}, assignment="within",
+                                   arms=[{"name": "x", "agents": {"listener": "nope"}}]))
+    assert not bad.is_valid()
+    assert bad.errors["arms"][0].startswith("arms[0].agents.listener (arm 'x'): Agent 'nope'")
+    assert "games per worker > 1" in bad.errors["assignment"][0]
