@@ -43,6 +43,11 @@ def match_record(match: Match, *, pseudonymise: bool = True) -> dict:
         "created_at": match.created_at.isoformat(),
         "finished_at": match.finished_at.isoformat() if match.finished_at else None,
         "status": match.status, "seats": seats, "events": events, "outcome": match.outcome,
+        # the batch's arm (live/arms.py; "" outside the randomisation) and how it was drawn: the
+        # person's order of arms and position in it (within subjects), the randomisation seed
+        "arm": match.arm, "arm_order": match.assignment.get("order"),
+        "arm_position": match.assignment.get("position"), "arm_seed": match.assignment.get("seed"),
+        "assignment": match.assignment,
         "questionnaire": questionnaire_entry(match, pseudonymise=pseudonymise),
         # an LLM agent's calls as recorded (agents.models.AgentCall; research/agent_calls.py): the
         # request with its images as sha256, the raw answer, tokens, times, cost; [] for other matches

@@ -250,3 +250,15 @@ def test_batch_builder_saves_arms_and_shows_their_problems():
     assert not bad.is_valid()
     assert bad.errors["arms"][0].startswith("arms[0].agents.listener (arm 'x'): Agent 'nope'")
     assert "games per worker > 1" in bad.errors["assignment"][0]
+
+
+def test_export_records_carry_the_arm_order_position_and_seed():
+    from research.records import match_record
+
+    b = make_batch(pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["speaker"], games_per_worker=2,
+                   assignment="within", arms=[{"name": "L", "agents": {"listener": LITERAL}},
+                                              {"name": "P", "agents": {"listener": PRAGMATIC}}])
+    seat_all(b, [participant(b, "w")])
+    record = match_record(Match.objects.get(batch=b))
+    assert record["arm"] == record["arm_order"][0] and record["arm_position"] == 0
+    assert record["arm_seed"] == b.arm_seed and record["assignment"]["row"] in (0, 1)
