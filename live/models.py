@@ -156,6 +156,13 @@ class Batch(models.Model):
         null=True, blank=True,
         help_text="Seed of the arms' randomisation (blocks shuffled by a generator seeded with it and the block "
                   "number); drawn and recorded when the batch is saved without one.")
+    # What the batch may spend (issue 24, item 5; crowd/costs.py): crowd pay with the platforms'
+    # fees plus the model calls' cost. Reached: no new entries ("the study is full").
+    budget_usd = models.DecimalField(
+        max_digits=10, decimal_places=2, null=True, blank=True,
+        help_text="Budget in US dollars: crowd pay (base, bonuses, the platform's fee) and model cost. When the money "
+                  "committed (completed and in-progress participants at the base rate, bonuses, model calls so far) "
+                  "plus one more participant would pass it, new entries are refused. Empty: no budget.")
 
     class Meta:
         db_table = "games_batch"
