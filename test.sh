@@ -6,24 +6,28 @@ cd "$(dirname "$0")"
 source scripts/setup.sh
 scripts/services.sh
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/groundtalk}"
-if [ -n "${TEST_REDIS_URL:-}" ]; then
-  export REDIS_URL="$TEST_REDIS_URL"
-else
-  # Each concurrent run its own Redis database (held with a lock until the run ends): Celery queues,
-  # a worker's purge and the model workers' heartbeats are per database, so two runs on one machine
-  # never take, purge or count each other's agent turns and workers. (2, 3 and 7 are the bench's.)
-  for db in 1 4 5 6 8 9 10 11 12 13 14 15; do
-    exec {redis_lock}>"/tmp/groundtalk-test-redis-$db.lock"
-    flock -n "$redis_lock" && break
-    exec {redis_lock}>&-
-    db=""
-  done
-  [ -n "$db" ] || { echo "test.sh: every test Redis database is in use by another run" >&2; exit 1; }
-  export REDIS_URL="redis://127.0.0.1:6379/$db"
-fi
+# Each pytest process that runs tests takes a Redis database of its own (tests/support/redis_db.py,
+# held with a lock until it exits; TEST_REDIS_URL picks one by hand for a run of one process).
+unset REDIS_URL
 # A strong key of this run's own: the full stack refuses one that `check --deploy` calls weak.
 export SECRET_KEY="${SECRET_KEY:-$(.venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(50))')}"
 export GT_PSEUDONYM_KEY="${GT_PSEUDONYM_KEY:-test-pseudonym}"
 export GT_TEST_DB_NAME="${GT_TEST_DB_NAME:-test_groundtalk_$$}"
 mkdir -p var
+# The whole suite (no test path given) runs in TEST_WORKERS pytest-xdist workers (default 3: much
+# of it waits for servers, workers and browsers), a test file's tests all in one worker (its module
+# fixtures start once), the files in the order tests/conftest.py gives (slowest first). Each worker
+# has its own test database (pytest-django's _gwN suffix), Redis database, server and Celery worker
+# (docs/testing.md). A run of chosen tests runs in one process unless it says -n.
+parallel=1
+for arg in "$@"; do
+  case "$arg" in
+    -n|-n*|--numprocesses*|--dist*|no:xdist) parallel=0 ;;
+    -*) ;;
+    *) [ -e "${arg%%::*}" ] && parallel=0 ;;
+  esac
+done
+if [ "$parallel" = 1 ] && [ "${TEST_WORKERS:-3}" != 0 ]; then
+  set -- -n "${TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@"
+fi
 exec .venv/bin/python -m pytest "$@"

@@ -26,6 +26,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def var_log(name: str):
+    """A log file under var/ for a process this test process starts, or DEVNULL without var/; in an
+    xdist run the worker's id is in the name (``test-server-gw0.log``): each worker starts its own."""
+    if not name or not (ROOT / "var").is_dir():
+        return subprocess.DEVNULL
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        stem, dot, ext = name.rpartition(".")
+        name = f"{stem}-{worker}.{ext}" if dot else f"{name}-{worker}"
+    return open(ROOT / "var" / name, "w")
+
+
 def child_env() -> dict:
     """Environment for a child process that must use the test database pytest-django created."""
     from django.db import connection
@@ -58,7 +70,7 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 120) -> No
 def running_server(env: dict, log_name: str = ""):
     """uvicorn serving the ASGI app (HTTP + websockets) with ``env``; yields its base URL."""
     port = free_port()
-    log = open(ROOT / "var" / log_name, "w") if log_name and (ROOT / "var").is_dir() else subprocess.DEVNULL
+    log = var_log(log_name)
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "groundtalk_web.asgi:application", "--host", "127.0.0.1",
          "--port", str(port), "--log-level", "warning", "--ws-max-size", "65536",
@@ -89,11 +101,13 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     from groundtalk_web.celery import app
 
     env = child_env()
-    log = open(ROOT / "var" / "test-worker.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
+    log = var_log("test-worker.log")
     app.control.purge()
     proc = subprocess.Popen([sys.executable, "manage.py", "agent_worker", "--concurrency", "2", "--loglevel", "info"],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 60
+    # 180 s as for a model worker (tests/browser/model_stack.py): on a loaded machine (the suite's
+    # parallel workers, other runs) the worker's start and warm-up took over 60 s
+    deadline = time.time() + 180
     while time.time() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"celery worker exited with {proc.returncode}")
@@ -102,7 +116,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
             break
     else:
         proc.terminate()
-        raise RuntimeError("celery worker did not answer a ping in 60 s")
+        raise RuntimeError("celery worker did not answer a ping in 180 s")
     try:
         yield proc
     finally:
@@ -175,3 +189,26 @@ def agent_queues_served():
         yield
     finally:
         beat.stop()
+
+
+# In an xdist run (test.sh: ``--dist loadfile --no-loadscope-reorder``) each worker takes whole test
+# files in the order they were collected; the files that take longest (training, whole stacks of
+# processes, browsers; measured in a full run, docs/testing.md) go first, so that none of them
+# starts near the end and then runs alone. The first part of a test's path that matches ranks it.
+SLOW_FIRST = ("tests/bench/test_model_batching.py", "tests/games/codraw/neural/", "tests/faults/", "tests/browser/",
+              "/neural/", "tests/workers/", "tests/agents/", "tests/bench/", "tests/groundtalk_web/test_urls.py",
+              "tests/groundtalk_web/test_settings.py", "tests/groundtalk_web/test_gc_tuning.py",
+              "tests/research/test_simulate.py", "tests/clevr/test_qbot.py", "tests/test_game_contract.py",
+              "tests/games/shapes/", "tests/games/codraw/test_agents_teller_words.py", "tests/games/test_actions.py",
+              "tests/crowd/test_presence.py", "tests/crowd/test_staff.py", "tests/clevr/test_embedding.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+
+    def rank(item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return next((i for i, part in enumerate(SLOW_FIRST) if part in path), len(SLOW_FIRST))
+
+    items.sort(key=rank)   # stable: a file's tests keep their order

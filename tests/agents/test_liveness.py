@@ -29,13 +29,15 @@ ENTRY = "/b/live/?assignmentId=A1&hitId=H1&turkSubmitTo=https://workersandbox.mt
 
 @pytest.fixture
 def broker():
-    """A Redis database no other worker of the test session uses, emptied before and after."""
+    """A Redis database no other worker of the test session (nor another test process) uses,
+    emptied before and after."""
     if settings.GT_AGENT_MODE != "celery":
         pytest.skip("needs REDIS_URL and DATABASE_URL (the full stack)")
     import redis
 
-    base, _, db = settings.REDIS_URL.rpartition("/")
-    url = f"{base}/{(int(db or 0) + 7) % 16}"
+    from tests.support.redis_db import spare_database
+
+    url = f"{settings.REDIS_URL.rpartition('/')[0]}/{spare_database()}"
     client = redis.Redis.from_url(url)
     client.flushdb()
     with override_settings(CELERY_BROKER_URL=url, GT_WORKER_TTL_S=TTL):
