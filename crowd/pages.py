@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from crowd import entry as crowd_entry, identity, lobby, quality_views as crowd_quality_views, views as crowd_views
+from crowd import costs as crowd_costs, entry as crowd_entry, identity, lobby, quality_views as crowd_quality_views, views as crowd_views
 from crowd.onboarding import practice_next_url
 from live import arms as batch_arms, ratelimit, selectors
 from crowd.models import Participant
@@ -72,6 +72,17 @@ def _unavailable(request, batch):
     return render(request, "lobby/entry_error.html", {"batch": batch, "error": lobby.UNAVAILABLE}, status=503)
 
 
+def _already_in(batch, params) -> bool:
+    """This link's worker has a participant in the batch already (a full batch lets them back in)."""
+    if params.is_preview:
+        return False
+    try:
+        worker_id = crowd_entry.lab_person(batch, params.lab_token) if params.platform == "lab" else params.worker_id
+    except crowd_entry.EntryRefused:
+        return False
+    return Participant.objects.filter(batch=batch, platform=params.platform, worker_id=worker_id).exists()
+
+
 @require_GET
 def batch_entry(request, slug: str):
     """The link a crowd platform opens (MTurk, Prolific, a signed lab link ?lab=TOKEN, or in the
@@ -88,6 +99,9 @@ def batch_entry(request, slug: str):
         params = lobby.parse_entry(request.GET)
     except lobby.EntryError as exc:
         return render(request, "lobby/entry_error.html", {"batch": batch, "error": str(exc)}, status=400)
+    if crowd_costs.budget_full(batch) and not _already_in(batch, params):   # issue 24: the budget is spent
+        return render(request, "lobby/entry_error.html", {"batch": batch, "error": crowd_costs.FULL,
+                                                          "heading": "This study is full"}, status=403)
     try:
         if params.is_preview:
             crowd_entry.check_kind(batch, "mturk")

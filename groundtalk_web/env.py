@@ -236,6 +236,12 @@ class Env(BaseSettings):
                                  json_schema_extra={"shown": "`https://api.prolific.com/api/v1/`"})
     PROLIFIC_API_TOKEN: SecretStr = Field(SecretStr(""), description="Prolific's API token; unset: nothing is sent "
                                                                      "to Prolific")
+    GT_MTURK_FEE_PERCENT: float = Field(20.0, ge=0, le=200, description="MTurk's fee on rewards and bonuses, in "
+                                        "percent, for the cost per arm and the batch budget (crowd/costs.py); MTurk "
+                                        "charges 20 more for HITs of 10 or more assignments: set 40 then")
+    GT_PROLIFIC_FEE_PERCENT: float = Field(33.33, ge=0, le=200, description="Prolific's service fee on rewards and "
+                                           "bonuses, in percent, as your account pays it (VAT included where "
+                                           "charged), for the cost per arm and the batch budget (crowd/costs.py)")
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,

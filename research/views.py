@@ -20,7 +20,7 @@ from django.views.decorators.http import require_safe
 
 from crowd import entry as crowd_entry
 from crowd.staff import RESEARCH, staff_permission
-from research import agent_calls, monitor
+from research import agent_calls, arm_monitor, monitor
 from live.batches import batch_problems
 from live import scene_images
 from live.models import Batch, Match
@@ -31,8 +31,9 @@ from games.registry import GAMES
 @require_safe
 def research_home(request):
     batches = list(Batch.objects.order_by("-created_at"))
-    for b in batches:   # whether anyone can enter it on this server now, and if not, why
-        b.entry_blockers = batch_problems(b) + crowd_entry.entry_problems(b)
+    for b in batches:   # whether it can run (its agents' workers live), whether anyone can enter it now, and why
+        b.cannot_run = batch_problems(b)
+        b.entry_blockers = crowd_entry.entry_problems(b)
     return render(request, "research/home.html", {"batches": batches})
 
 
@@ -41,9 +42,15 @@ def research_home(request):
 def research_batch(request, slug: str):
     batch = get_object_or_404(Batch, slug=slug)
     if request.GET.get("format") == "json":
-        return JsonResponse(monitor.batch_monitor(batch=batch))
+        try:   # the planner's difference to detect (the primary metric's; empty: its default)
+            delta = arm_monitor.parse_delta(request.GET.get("delta"))
+        except arm_monitor.BadDelta as exc:
+            return JsonResponse({"error": str(exc)}, status=400)
+        return JsonResponse({**monitor.batch_monitor(batch=batch), **arm_monitor.batch_experiment(batch=batch, delta=delta),
+                             "cannot_run": batch_problems(batch)})
     return render(request, "research/batch.html", {"batch": batch, "game": GAMES.get(batch.game_id),
-                                                   "compare_game": batch.game_id in monitor.compare_roles()})
+                                                   "compare_game": batch.game_id in monitor.compare_roles(),
+                                                   "cannot_run": batch_problems(batch)})
 
 
 @staff_permission(RESEARCH)

@@ -99,7 +99,8 @@
   /* ------------------------------------------------------------------ the batch monitor */
   function batchMonitor(root) {
     const game = root.dataset.game, url = root.dataset.url;
-    const state = { polls: 0, last: null, error: null };
+    // delta: the planner's difference to detect (research/arm_monitor.py), sent as ?delta=
+    const state = { polls: 0, last: null, error: null, delta: "", armsDrawn: null, timer: null };
     window.gtMonitor = state;
     const spec = GAME_CHARTS[game];
     const charts = document.getElementById("charts");
@@ -146,12 +147,32 @@
       if (c.agents.length > 1) rows.push(row(c.totals, "all agents"));
       document.querySelector("#llm-stats tbody").replaceChildren(...rows);
     }
+    function cannotRun(d) {   // live.batches.batch_problems: e.g. an agent whose worker is not running
+      const box = document.getElementById("cannot-run");
+      if (!box || !d.cannot_run) return;
+      box.hidden = !d.cannot_run.length;
+      box.replaceChildren(el("b", { text: "Cannot run: " }), d.cannot_run.join(" "));
+    }
+    function setDelta(value) { state.delta = String(value).trim(); clearTimeout(state.timer); poll(); }
+    function experiment(d) {   // research/arm_monitor.py: drawn again only when the statistics changed
+      if (!window.GTArms || !d.arms) return;
+      const key = JSON.stringify(d.arms);
+      if (key !== state.armsDrawn) { window.GTArms.render(d.arms, setDelta); state.armsDrawn = key; }
+      const st = document.getElementById("plan-status");
+      if (state.planError && st) { st.replaceChildren(el("b", { class: "bad", text: state.planError })); state.planError = null; }
+      window.GTArms.costs(d.costs);
+    }
     async function poll() {
       try {
-        const r = await fetch(url, { cache: "no-store", credentials: "same-origin" });
+        const r = await fetch(state.delta ? `${url}&delta=${encodeURIComponent(state.delta)}` : url, { cache: "no-store", credentials: "same-origin" });
+        if (r.status === 400 && state.delta) {   // a difference the server refuses: the planner says why, default again
+          const bad = await r.json().catch(() => ({}));
+          state.delta = ""; state.planError = bad.error || "That difference cannot be used."; state.armsDrawn = null;
+          return poll();
+        }
         if (!r.ok) throw new Error(`the server answered ${r.status}`);
         const d = await r.json();
-        counts(d); scores(d); llmCalls(d); recent(d);
+        counts(d); scores(d); llmCalls(d); recent(d); cannotRun(d); experiment(d);
         state.last = d; state.error = null;
         document.getElementById("live").textContent = "updated " + new Date().toLocaleTimeString();
         document.getElementById("live").classList.remove("bad");
@@ -161,7 +182,8 @@
         document.getElementById("live").classList.add("bad");
       }
       state.polls += 1;
-      setTimeout(poll, 2000);
+      clearTimeout(state.timer);
+      state.timer = setTimeout(poll, 2000);
     }
     poll();
   }
