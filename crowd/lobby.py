@@ -21,7 +21,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from crowd import (entry as crowd_entry, identity, onboarding as crowd_onboarding, platform_ids,
+from crowd import (end_questions, entry as crowd_entry, identity, onboarding as crowd_onboarding, platform_ids,
                    studies as crowd_studies, verify)
 from crowd.outcomes import participant_exit
 from crowd import presence
@@ -448,6 +448,8 @@ def lobby_poll(*, participant_id: int, gap_s: float | None = None) -> LobbyStatu
             p.save(update_fields=participant_exit(p, "completed"))
             return _status(p)
         check_runnable(batch)  # never pair into a batch that cannot run (raises BatchCannotRun)
+        if _held(p):   # an end-of-match question to answer first (crowd/end_questions.py)
+            return _status(p)
         roles = _human_roles(batch)
         if batch.arms and batch.pairing != Batch.Pairing.AGENT_AGENT:
             return _poll_arms(p, batch, now)
@@ -470,12 +472,13 @@ def lobby_poll(*, participant_id: int, gap_s: float | None = None) -> LobbyStatu
             return _status(me)
         if _unconfirmed(me):   # only with an agent, or not at all (Batch.unverified_pairing)
             return _pair_unconfirmed(me, batch, roles)
-        partner = (Participant.objects
-                   .filter(batch=batch, state=Participant.State.WAITING, games_played__lt=batch.games_per_worker)
-                   .filter(presence.present_q(now))   # nobody whose waiting page has gone quiet
-                   .exclude(pk=me.pk).exclude(worker_id=me.worker_id)
-                   .exclude(_not_partners_q(me, batch))   # unconfirmed ids, one browser or address
-                   .order_by("waiting_since", "id").first())
+        partner = next((other for other in (
+            Participant.objects
+            .filter(batch=batch, state=Participant.State.WAITING, games_played__lt=batch.games_per_worker)
+            .filter(presence.present_q(now))   # nobody whose waiting page has gone quiet
+            .exclude(pk=me.pk).exclude(worker_id=me.worker_id)
+            .exclude(_not_partners_q(me, batch))   # unconfirmed ids, one browser or address
+            .select_related("batch").order_by("waiting_since", "id")[:50]) if not _held(other)), None)
         if partner is not None and len(roles) >= 2:
             order = roles[:2] if random.random() < 0.5 else roles[1::-1]
             match = _match_with_agents(batch, {order[0]: partner, order[1]: me})
@@ -510,6 +513,12 @@ def _poll_arms(p: Participant, batch: Batch, now) -> LobbyStatus:
     roles = [r for r in get_game(batch.game_id).roles if r in draw.arm.human_roles] if draw.arm.human_roles \
         else list(get_game(batch.game_id).roles)
     if not draw.arm.human_human:
+        if batch_arms.is_blind(batch):   # seated after a wait like a person partner's arrival
+            waited = (now - me.waiting_since).total_seconds() if me.waiting_since else 0.0
+            wait = batch_arms.blind_wait_s(batch, me, me.waiting_since)
+            if waited < wait:
+                return _status(me)   # the slot stays unspent: drawn again at the next poll
+            draw.assignment = {**draw.assignment, "blind_wait_s": wait, "waited_s": round(waited, 1)}
         people = [r for r in roles if not draw.arm.agents.get(r)] or roles
         role = people[me.games_played % len(people)]
         match = _match_with_agents(batch, {role: me}, draw)
@@ -522,18 +531,25 @@ def _poll_arms(p: Participant, batch: Batch, now) -> LobbyStatus:
                       .filter(presence.present_q(now))
                       .exclude(pk=me.pk).exclude(worker_id=me.worker_id)
                       .exclude(_not_partners_q(me, batch))
-                      .order_by("waiting_since", "id"))
+                      .select_related("batch").order_by("waiting_since", "id"))
         for other in candidates[:50]:
+            if _held(other):
+                continue
             theirs = batch_arms.draw(batch, row, other, new_before=draw.people)
             if theirs.arm.name == draw.arm.name:
                 partner, partner_draw = other, theirs
                 break
     if partner is not None:
         order = roles[:2] if random.random() < 0.5 else roles[1::-1]
+        mine = draw.assignment
+        # each person's wait before this seating: what a blind batch's agent arms imitate
+        draw.assignment = {**mine, "waits_s": {
+            str(x.pk): round(max((now - x.waiting_since).total_seconds(), 0.0), 1) if x.waiting_since else 0.0
+            for x in (partner, me)}}
         match = _match_with_agents(batch, {order[0]: partner, order[1]: me}, draw)
         if batch_arms.within(batch):   # each person's own row and position
             Match.objects.filter(pk=match.pk).update(assignment={**draw.assignment, "people": {
-                str(me.pk): draw.assignment, str(partner.pk): partner_draw.assignment}})
+                str(me.pk): mine, str(partner.pk): partner_draw.assignment}})
         batch_arms.spend(row, draw, partner_draw)
         return _status(Participant.objects.get(pk=p.pk), Seat.objects.get(match=match, participant=me))
     waited = (timezone.now() - me.waiting_since).total_seconds() if me.waiting_since else 0.0
@@ -546,6 +562,12 @@ def _poll_arms(p: Participant, batch: Batch, now) -> LobbyStatus:
         me.save(update_fields=participant_exit(me, "no_partner"))
         return _status(me)
     return _status(p)
+
+
+def _held(p: Participant) -> bool:
+    """Not seated, nor anyone's partner, while an end-of-match question is due (only in a batch
+    that asks one: no query otherwise)."""
+    return end_questions.asks(p.batch) and end_questions.due(p) is not None
 
 
 def _unconfirmed(p: Participant) -> bool:

@@ -186,6 +186,43 @@ class QuestionnaireResponse(models.Model):
         db_table = "games_questionnaireresponse"
 
 
+class PartnerKindAnswer(models.Model):
+    """ "Was your partner a person or an AI?" after one match (issue 24, item 2; crowd/end_questions.py):
+    one answer per person per match, with the match's arm as recorded when it was asked."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="partner_kind_answers")
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="+")
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="+")
+    arm = models.CharField(max_length=64, blank=True, default="")
+    said_person = models.BooleanField()
+    confidence = models.PositiveSmallIntegerField()   # 1 (a guess) .. 5 (sure)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["participant", "match"], name="partner_kind_once")]
+
+
+class PreferenceAnswer(models.Model):
+    """One pairwise preference in the style of ACUTE-Eval (issue 24, item 4; crowd/end_questions.py):
+    after a person has played two arms, which of the two partners (``match_a`` the earlier, shown as
+    "your first partner"; ``match_b`` "your second partner") on one question. ``choice``: "a", "b"
+    or "none" (no preference). One answer per person per pair per question."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="preference_answers")
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="+")
+    match_a = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="+")
+    match_b = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="+")
+    arm_a = models.CharField(max_length=64)
+    arm_b = models.CharField(max_length=64)
+    question = models.CharField(max_length=32)
+    choice = models.CharField(max_length=8)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["participant", "match_a", "match_b", "question"],
+                                               name="preference_once")]
+
+
 class PracticeRound(models.Model):
     """A practice match a worker played against an agent before being paired (crowd.onboarding):
     not a game of the batch (no batch, not counted, left out of the exports)."""

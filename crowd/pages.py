@@ -145,6 +145,8 @@ def participant_page(request, token: str):
             return crowd_quality_views.practice_post(request, p)
         elif step == "questionnaire":
             return crowd_quality_views.questionnaire_post(request, p)
+        elif step == "end_questions":
+            return crowd_quality_views.end_questions_post(request, p)
         else:
             return error_response(400)
         return redirect("participant", token=p.token)
@@ -155,13 +157,18 @@ def participant_page(request, token: str):
         except lobby.BatchCannotRun:
             return _unavailable(request, p.batch)
     game = get_game(p.batch.game_id)
-    ctx = {"p": p, "batch": p.batch, "game": game, "terms": crowd_views.terms(p.batch)}
+    # blind: arms with people beside arms with agents (live/arms.py): the instructions say nothing
+    # of the partner that only an agent arm would (e.g. GuessWhich's "ALICE")
+    ctx = {"p": p, "batch": p.batch, "game": game, "terms": crowd_views.terms(p.batch),
+           "blind": batch_arms.is_blind(p.batch)}
     if p.state == Participant.State.CONSENT:
         return render(request, "lobby/consent.html", ctx)
     if p.state == Participant.State.INSTRUCTIONS:
         return render(request, game.instructions_template, ctx)
     if p.state == Participant.State.ONBOARDING:
         return crowd_quality_views.onboarding_page(request, p, ctx)
+    if crowd_quality_views.end_questions_due(p) is not None:   # after a match, before the next or the code
+        return crowd_quality_views.end_questions_page(request, p, ctx)
     if crowd_quality_views.questionnaire_pending(p):   # after the last game, before the code
         return crowd_quality_views.questionnaire_page(request, p, ctx)
     if p.state in (Participant.State.WAITING, Participant.State.PLAYING):

@@ -1,12 +1,13 @@
-"""The onboarding quiz and post-game questionnaire pages (thin: parse, call a service, render);
-crowd.pages.participant_page calls these for the ``onboarding`` state and for a finished worker
-with a questionnaire still to answer."""
+"""The onboarding quiz, the end-of-match questions and the post-game questionnaire pages (thin:
+parse, call a service, render); crowd.pages.participant_page calls these for the ``onboarding``
+state, for a worker with an end-of-match question due, and for a finished worker with a
+questionnaire still to answer."""
 from __future__ import annotations
 
 from django.conf import settings
 from django.shortcuts import redirect, render
 
-from crowd import onboarding, questionnaire
+from crowd import end_questions, onboarding, questionnaire
 from live import ratelimit
 from crowd.models import Participant
 from crowd.views import terms
@@ -92,4 +93,35 @@ def questionnaire_post(request, p: Participant):
         questionnaire.questionnaire_submit(participant_id=p.pk, data=request.POST)
     except questionnaire.AnswersInvalid as exc:
         return questionnaire_page(request, p, _ctx(p), errors=exc.errors)   # again, with the reasons
+    return redirect("participant", token=p.token)
+
+
+def end_questions_due(p: Participant):
+    return end_questions.due(p)
+
+
+def end_questions_page(request, p: Participant, ctx: dict, *, errors: dict | None = None, error: str = "",
+                       status: int = 200):
+    """The question due after a match (crowd/end_questions.py): the partners named only by the
+    order the person met them, never by arm."""
+    d = end_questions.due(p)
+    if d is None:
+        return redirect("participant", token=p.token)
+    errors = errors or {}
+    posted = request.POST if request.method == "POST" else {}
+    questions = [{"id": q, "text": end_questions.PREFERENCE_QUESTIONS[q], "error": errors.get(q, ""),
+                  "value": posted.get(q, "")} for q in d.questions]
+    return render(request, "lobby/end_questions.html", {
+        **ctx, "due": d, "questions": questions, "errors": errors, "error": error, "posted": posted,
+        "kinds": end_questions.PARTNER_KIND_CHOICES, "confidence": list(end_questions.CONFIDENCE)}, status=status)
+
+
+def end_questions_post(request, p: Participant):
+    try:
+        end_questions.end_questions_submit(participant_id=p.pk, data=request.POST)
+    except end_questions.AnswersInvalid as exc:
+        return end_questions_page(request, p, _ctx(p), errors=exc.errors)   # again, with the reasons
+    except end_questions.Stale as exc:   # an old form: the page now due, saying why
+        return end_questions_page(request, p, _ctx(p), error=str(exc)) if end_questions.due(p) else \
+            redirect("participant", token=p.token)
     return redirect("participant", token=p.token)

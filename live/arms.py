@@ -179,3 +179,38 @@ def spend(row: ArmCounter, *draws: Draw) -> None:
         ArmCounter.objects.filter(pk=row.pk).update(seatings=F("seatings") + seatings, people=F("people") + people)
         row.seatings += seatings
         row.people += people
+
+
+# Blind batches (human-human arms beside agent arms): an agent arm must not seat the person at once,
+# or the wait would tell them their partner is not a person. It seats them after a wait drawn like a
+# person partner's arrival: a quantile of the waits people had in the batch's human-human arm
+# matches (recorded at their seating, ``assignment["waits_s"]``), once there are ``MIN_OBSERVED_WAITS``
+# of them, else uniform over the batch's ``blind_wait_min_s`` .. ``blind_wait_max_s``; never past
+# the batch's own wait (``max_wait_s``), where a person waiting for a partner would time out.
+MIN_OBSERVED_WAITS = 10
+OBSERVED_WAITS_USED = 200    # the most recent human-human matches' waits
+
+
+def observed_waits(batch: Batch) -> list[float]:
+    """The waits (s) people had before being seated in the batch's human-human arm matches, newest
+    matches first (each match records its people's waits)."""
+    human = [a.name for a in arms_of(batch) if a.human_human]
+    rows = (Match.objects.filter(batch=batch, arm__in=human, assignment__has_key="waits_s")
+            .order_by("-created_at").values_list("assignment", flat=True)[:OBSERVED_WAITS_USED])
+    return [float(w) for a in rows for w in (a.get("waits_s") or {}).values()
+            if isinstance(w, (int, float)) and w >= 0]
+
+
+def blind_wait_s(batch: Batch, participant, waiting_since) -> float:
+    """How long an agent arm of a blind batch keeps this person waiting before seating them (this
+    wait of theirs: the draw's generator is seeded with the batch's seed, the person and when their
+    wait began, so every poll of the same wait finds the same quantile)."""
+    u = random.Random(f"{_seed(batch)}:blindwait:{participant.pk}:"
+                      f"{waiting_since.isoformat() if waiting_since else ''}").random()
+    waits = sorted(observed_waits(batch))
+    if len(waits) >= MIN_OBSERVED_WAITS:
+        wait = waits[min(int(u * len(waits)), len(waits) - 1)]
+    else:
+        lo, hi = sorted((batch.blind_wait_min_s, batch.blind_wait_max_s))
+        wait = lo + u * (hi - lo)
+    return round(max(0.0, min(wait, max(batch.max_wait_s - 1, 0))), 1)

@@ -164,6 +164,24 @@ class Batch(models.Model):
                   "committed (completed and in-progress participants at the base rate, bonuses, model calls so far) "
                   "plus one more participant would pass it, new entries are refused. Empty: no budget.")
 
+    # Questions at the end of a match (issue 24, items 2 and 4; crowd/end_questions.py), and how long
+    # an agent arm of a blind batch keeps the person waiting (live/arms.py, blind_wait_s).
+    ask_partner_kind = models.BooleanField(
+        default=False,
+        help_text='After each match: "Was your partner a person or an AI?" with a confidence from 1 to 5 '
+                  "(stored per match and person).")
+    ask_preference = models.BooleanField(
+        default=False,
+        help_text="Within subjects: after a person has played two arms, \"which partner would you rather play with "
+                  "again?\" and \"which partner understood you better?\" (the partners named only as first and "
+                  "second).")
+    blind_wait_min_s = models.PositiveIntegerField(
+        default=5, help_text="Blind batches (human-human arms beside agent arms): an agent arm seats the person after a "
+                             "wait drawn like a person partner's arrival: from the batch's observed human-human waits "
+                             "once there are enough, else uniformly from this minimum to the maximum below.")
+    blind_wait_max_s = models.PositiveIntegerField(
+        default=45, help_text="The top of that range (every wait stays under the batch's own wait).")
+
     class Meta:
         db_table = "games_batch"
 

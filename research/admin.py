@@ -18,6 +18,9 @@ from games.registry import GAMES
 _request: ContextVar = ContextVar("batch_admin_request", default=None)
 
 
+BLIND_WAIT_FIELDS = ("blind_wait_min_s", "blind_wait_max_s")
+
+
 class BatchForm(GameFields, forms.ModelForm):
     """The batch builder: the game from the registered games; its roles, agents and settings as
     choices and typed fields (research/batch_builder.py); a batch that cannot run (roles, agents,
@@ -40,9 +43,20 @@ class BatchForm(GameFields, forms.ModelForm):
         self.fields["game_id"].choices = [(g.id, f"{g.id} — {g.title}") for g in GAMES.values()]
         if "assignment" in self.fields:   # left out of a form's data: between subjects, as before arms
             self.fields["assignment"].required = False
+        for name in BLIND_WAIT_FIELDS:   # left out of a form's data: the model's defaults
+            if name in self.fields:
+                self.fields[name].required = False
 
     def clean_assignment(self):
         return self.cleaned_data.get("assignment") or Batch.Assignment.BETWEEN
+
+    def clean_blind_wait_min_s(self):
+        value = self.cleaned_data.get("blind_wait_min_s")
+        return Batch._meta.get_field("blind_wait_min_s").default if value is None else value
+
+    def clean_blind_wait_max_s(self):
+        value = self.cleaned_data.get("blind_wait_max_s")
+        return Batch._meta.get_field("blind_wait_max_s").default if value is None else value
 
     def clean(self):
         data = super().clean()
@@ -68,6 +82,9 @@ class BatchForm(GameFields, forms.ModelForm):
             self.add_error("onboarding", msg)
         for msg in questionnaire_problems(data.get("questionnaire")):
             self.add_error("questionnaire", msg)
+        lo, hi = data.get("blind_wait_min_s"), data.get("blind_wait_max_s")
+        if lo is not None and hi is not None and lo > hi:
+            self.add_error("blind_wait_max_s", f"The blind wait's maximum ({hi} s) is below its minimum ({lo} s).")
         return data
 
 

@@ -3,8 +3,9 @@
 The inputs are plain rows: :class:`ArmMatch` (one ended match: its arm, its outcome, the people who
 played it), :class:`Preference` (one pairwise answer in the style of ACUTE-Eval) and
 :class:`Judgement` (one "was your partner a person?" answer). The statistics query nothing;
-:func:`batch_arm_matches` is the one selector, reading a batch's ended matches with their arm
-(``Match.arm``), and :func:`batch_arm_statistics` runs everything on them.
+:func:`batch_arm_matches` is the selector of a batch's ended matches with their arm (``Match.arm``),
+:func:`batch_preferences` and :func:`batch_judgements` of the answers people gave at the end of their
+matches (crowd/end_questions.py), and :func:`batch_arm_statistics` runs everything on them.
 
 What is compared comes from the game: its monitor module's ``METRICS`` (:class:`games.stats.Metric`,
 the first one the game's *primary* metric): colors accuracy over rounds (a proportion), CoDraw's
@@ -35,10 +36,12 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
+from django.db.models import F
 from scipy import stats
 
 from games.registry import GAMES
 from games.stats import Metric, mean_ci, num, proportion
+from crowd.models import PartnerKindAnswer, PreferenceAnswer
 from live.models import Batch, Match, Seat
 from research.monitor import ENDED   # finished and timed out: the matches the monitor counts
 
@@ -119,10 +122,39 @@ def batch_arm_matches(*, batch: Batch) -> list[ArmMatch]:
             for mid, arm, outcome in rows]
 
 
+def batch_preferences(*, batch: Batch) -> list[Preference]:
+    """The selector of the pairwise answers people gave in the batch (``crowd.models.PreferenceAnswer``,
+    crowd/end_questions.py) as :class:`Preference` rows, oldest first: ``winner`` the arm of the
+    partner chosen, None for no preference. Pairs of one arm (a batch's arms renamed since) are
+    left out."""
+    rows = (PreferenceAnswer.objects.filter(batch=batch).exclude(arm_a=F("arm_b"))
+            .order_by("created", "id").values_list("participant_id", "arm_a", "arm_b", "choice", "question"))
+    return [Preference(str(person), a, b, {"a": a, "b": b}.get(choice), question)
+            for person, a, b, choice, question in rows]
+
+
+def batch_judgements(*, batch: Batch) -> list[Judgement]:
+    """The selector of the batch's "was your partner a person or an AI?" answers
+    (``crowd.models.PartnerKindAnswer``) as :class:`Judgement` rows, oldest first; in a batch with
+    arms, answers about matches outside the randomisation (no arm) are left out."""
+    rows = PartnerKindAnswer.objects.filter(batch=batch)
+    if batch.arms:
+        rows = rows.exclude(arm="")
+    return [Judgement(str(person), arm if batch.arms else ONE_ARM, said, confidence)
+            for person, arm, said, confidence in rows.order_by("created", "id").values_list(
+                "participant_id", "arm", "said_person", "confidence")]
+
+
 def batch_arm_statistics(*, batch: Batch, deltas: dict | None = None) -> dict:
-    """:func:`game_arm_statistics` of the batch's ended matches, its arms in its own order."""
-    return game_arm_statistics(batch.game_id, batch_arm_matches(batch=batch), batch_arm_names(batch),
-                               deltas=deltas)
+    """:func:`game_arm_statistics` of the batch's ended matches, its arms in its own order, with
+    the people's pairwise ``preferences`` and the rates at which each arm's partner was
+    ``taken_for_person`` (None where the batch has no such answers)."""
+    names = batch_arm_names(batch)
+    out = game_arm_statistics(batch.game_id, batch_arm_matches(batch=batch), names, deltas=deltas)
+    answers, judgements = batch_preferences(batch=batch), batch_judgements(batch=batch)
+    out["preferences"] = preferences(answers, names) if answers else None
+    out["taken_for_person"] = taken_for_person(judgements, names) if judgements else None
+    return out
 
 
 def metrics(game_id: str) -> tuple[Metric, ...]:

@@ -209,7 +209,7 @@ def test_within_subjects_orders_are_latin_square_rows():
 def test_blind_arms_look_the_same_to_the_person():
     b = make_batch(pairing=Batch.Pairing.HUMAN_AGENT, arms=[
         {"name": "model", "agents": {"speaker": SPEAKER, "listener": LITERAL}},
-        {"name": "person", "agents": {}}], arm_seed=3)
+        {"name": "person", "agents": {}}], arm_seed=3, blind_wait_min_s=0, blind_wait_max_s=0)
     assert arms.is_blind(b)
     people = [participant(b, f"w{i}") for i in range(8)]
     for _ in range(3):
@@ -262,3 +262,59 @@ def test_export_records_carry_the_arm_order_position_and_seed():
     record = match_record(Match.objects.get(batch=b))
     assert record["arm"] == record["arm_order"][0] and record["arm_position"] == 0
     assert record["arm_seed"] == b.arm_seed and record["assignment"]["row"] in (0, 1)
+
+
+def blind_batch(**kw) -> Batch:
+    seed = next(s for s in range(100) if arms.slot(s, 0, [1, 1])[0] == 0)   # the first seating: the model arm
+    return make_batch(pairing=Batch.Pairing.HUMAN_AGENT, arms=[
+        {"name": "model", "agents": {"speaker": SPEAKER, "listener": LITERAL}},
+        {"name": "person", "agents": {}}], arm_seed=seed, **kw)
+
+
+def test_blind_agent_arm_waits_like_a_person_partner_and_records_the_wait():
+    from datetime import timedelta
+
+    b = blind_batch(blind_wait_min_s=20, blind_wait_max_s=30, max_wait_s=120)
+    p = participant(b, "alone")
+    wait = arms.blind_wait_s(b, p, p.waiting_since)
+    assert 20 <= wait <= 30 and wait == arms.blind_wait_s(b, p, p.waiting_since)   # one draw per wait
+    status = lobby.lobby_poll(participant_id=p.pk)
+    assert status.match_id is None and status.state == "waiting"   # an agent arm, but not at once
+    assert not Match.objects.filter(batch=b).exists() and ArmCounter.objects.get(batch=b).seatings == 0
+    Participant.objects.filter(pk=p.pk).update(waiting_since=p.waiting_since - timedelta(seconds=18))
+    assert lobby.lobby_poll(participant_id=p.pk).match_id is None   # 18 s: short of any draw (20 to 30 s)
+    # the wait is drawn per wait (seeded with when it began): a wait that began 31 s ago has its own
+    # draw, at most 30 s, so it is over
+    Participant.objects.filter(pk=p.pk).update(waiting_since=p.waiting_since - timedelta(seconds=31))
+    p.refresh_from_db()
+    wait = arms.blind_wait_s(b, p, p.waiting_since)
+    assert 20 <= wait <= 30
+    status = lobby.lobby_poll(participant_id=p.pk)
+    m = Match.objects.get(pk=status.match_id)
+    assert m.arm == "model" and m.assignment["blind_wait_s"] == wait and m.assignment["waited_s"] >= wait
+    # a batch that is not blind seats at once, as before
+    plain = two_arms()
+    assert lobby.lobby_poll(participant_id=participant(plain, "q").pk).match_id
+
+
+def test_blind_wait_drawn_from_observed_human_waits_never_past_the_batch_wait():
+    b = blind_batch(blind_wait_min_s=20, blind_wait_max_s=30, max_wait_s=60)
+    ann, bob = participant(b, "ann"), participant(b, "bob")
+    # a human-human seating records both people's waits
+    Match.objects.all().delete()
+    ArmCounter.objects.create(batch=b, seatings=1)   # slot 1: the person arm (blocks of two)
+    assert arms.slot(b.arm_seed, 1, [1, 1])[0] == 1
+    lobby.lobby_poll(participant_id=ann.pk)
+    m = Match.objects.get(pk=lobby.lobby_poll(participant_id=bob.pk).match_id)
+    assert m.arm == "person" and set(m.assignment["waits_s"]) == {str(ann.pk), str(bob.pk)}
+    assert all(w >= 0 for w in m.assignment["waits_s"].values())
+    assert sorted(arms.observed_waits(b)) == sorted(m.assignment["waits_s"].values())
+    # fewer than MIN_OBSERVED_WAITS: the configured range
+    assert 20 <= arms.blind_wait_s(b, participant(b, "y"), m.created_at) <= 30
+    # ten observed waits: the draw is one of them (capped under the batch's wait)
+    observed = [3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 500.0]
+    Match.objects.filter(pk=m.pk).update(assignment={**m.assignment, "waits_s": {
+        str(i): w for i, w in enumerate(observed)}})
+    draws = {arms.blind_wait_s(b, participant(b, f"x{i}"), m.created_at) for i in range(40)}
+    assert draws <= {*observed[:-1], 59.0} and len(draws) > 3
+    assert all(not 20 <= d <= 30 for d in draws)   # not the configured range any more

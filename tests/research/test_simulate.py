@@ -95,3 +95,37 @@ def test_imported_codraw_scenes_feed_a_batch(tmp_path):
     assert len(set(used)) == 2  # least-used first: both scenes are played
     with pytest.raises(CommandError, match="Cannot read"):
         call_command("import_content", "codraw", str(tmp_path / "missing.json"))
+
+
+def test_arms_play_each_arm_agent_against_agent_recorded_with_its_arm():
+    from live.models import Batch
+    from research import arms as research_arms
+    from tests.support.factories import batch as make_batch
+
+    b = make_batch(slug="pilot", pairing=Batch.Pairing.HUMAN_AGENT, human_roles=["speaker"], config={"rounds": 3},
+                   arms=[{"name": "literal", "agents": {"listener": "colors_literal_listener"}},
+                         {"name": "random", "agents": {"listener": "colors_random_listener"}, "config": {"rounds": 2}},
+                         {"name": "people", "agents": {}, "human_roles": ["speaker", "listener"]}])
+    text = simulate("--batch", "pilot", "--arms", "--matches", "2", "--seat", "speaker=colors_lexicon_speaker")
+    assert "arm literal: seats: speaker=colors_lexicon_speaker, listener=colors_literal_listener" in text
+    assert "arm random: seats:" in text and "skipped arm 'people' has no agent for listener" in text
+    matches = Match.objects.filter(batch=b, status="finished")
+    assert sorted(m.arm for m in matches) == ["literal", "literal", "random", "random"]
+    assert {m.arm: m.config["rounds"] for m in matches} == {"literal": 3, "random": 2}   # the arm's override
+    listener = {m.arm: m.seats.get(role="listener").agent_name for m in matches}
+    assert listener == {"literal": "colors_literal_listener", "random": "colors_random_listener"}
+    assert all(m.assignment["unit"] == "simulation" and m.assignment["seed"] == b.arm_seed for m in matches)
+    # the monitor's per-arm statistics count them
+    table = research_arms.batch_arm_statistics(batch=b)["metrics"][0]["arms"]
+    assert {row["arm"]: row["matches"] for row in table} == {"literal": 2, "random": 2, "people": 0}
+    # one arm; a human-human arm played with agents on every seat
+    simulate("--batch", "pilot", "--arm", "people", "--matches", "1", "--seat", "speaker=colors_lexicon_speaker",
+             "--seat", "listener=colors_pragmatic_listener")
+    assert Match.objects.get(batch=b, arm="people").seats.get(role="listener").agent_name == "colors_pragmatic_listener"
+    for args, message in ((("--arms",), "name it with --batch"), (("--batch", "nope", "--arms"), "No batch 'nope'"),
+                          (("--batch", "pilot", "--arm", "x"), "no arm 'x' \\(its arms: literal, random, people\\)"),
+                          (("--batch", "pilot", "--arm", "people"), "no agent for speaker, listener"),
+                          (("--batch", "pilot", "--arms"), "No arm could be played"),
+                          (("guesswhich", "--batch", "pilot", "--arms"), "plays colors_v1, not guesswhich")):
+        with pytest.raises(CommandError, match=message):
+            simulate(*args)
