@@ -61,6 +61,21 @@ def _filename(d: dict) -> str:
     return "-".join(parts) + "." + ext
 
 
+def empty_warning(d: dict, matches: int) -> str:
+    """Why the download would be an empty file, in words ("" when it would not be empty): a format
+    of another game than the chosen batch's (the format's game decides which matches it writes),
+    or filters that select nothing."""
+    if matches:
+        return ""
+    game = export_formats()[d["format"]][0]
+    batch = Batch.objects.filter(slug=d["batch"]).only("game_id").first() if d["batch"] != "all" else None
+    if game and batch is not None and batch.game_id != game:
+        fits = [name for name, (g, _) in export_formats().items() if g in (batch.game_id, None)]
+        return (f"The file would be empty: the {d['format']} format exports {game} matches, and batch {batch.slug} "
+                f"plays {batch.game_id}. Formats for this batch: {', '.join(fits)}.")
+    return "The file would be empty: no match fits these filters."
+
+
 @staff_permission(RESEARCH)
 @require_GET
 def research_export(request):
@@ -76,10 +91,11 @@ def research_export(request):
     d = form.cleaned_data
     options = form.options()
     matches = export_selection(d["format"], **options).count()
+    warning = empty_warning(d, matches)
     if request.GET.get("count"):
-        return JsonResponse({"matches": matches, "filename": _filename(d)})
+        return JsonResponse({"matches": matches, "filename": _filename(d), "warning": warning})
     if "preview" in request.GET:
-        return render(request, "research/export.html", {"form": form, "matches": matches})
+        return render(request, "research/export.html", {"form": form, "matches": matches, "warning": warning})
     stream = ExportStream(d["format"], pseudonymise=d["pseudonymise"], **options)
     _, content_type = format_file(d["format"])
     content = stream.asynchronous() if isinstance(request, ASGIRequest) else iter(stream)

@@ -257,7 +257,9 @@ def compare_groups(*, game_id: str, batches, role: str, a: str, b: str, play: st
             "from an agent, so a difference would not be the compared agent's alone. Choose "
             f"“{PLAY_CHOICES['human']}” or “{PLAY_CHOICES['agent']}” under Matches to compare like with like.")
     outcomes = {g: [p.outcome for p in grouped[g]] for g in (a, b)}
-    result = {"game_id": game_id, "role": role, "play": play,
+    # matches from several batches: run at different times, by different people (who came when)
+    spanned = sorted({p.batch or "" for g in (a, b) for p in grouped[g]})
+    result = {"game_id": game_id, "role": role, "play": play, "batches": spanned,
               "groups": [{"label": g, "matches": len(grouped[g]), **kinds[g],
                           "scores": game_scores(game_id, outcomes[g])} for g in (a, b)]}
     result["test"] = _test(game_id, outcomes[a], outcomes[b], result["groups"][0]["scores"],

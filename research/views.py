@@ -147,10 +147,21 @@ def research_compare(request):
                                                 b=d["b"], play=d["play"])
             except monitor.CompareRefused as exc:
                 refused = str(exc)
+    # arms within one batch (issue 24): randomised in one study, so not confounded by who came when
+    arm_batches = list(Batch.objects.filter(game_id=game).exclude(arms=[]).order_by("-created_at", "-pk"))
+    arm_batch = next((b for b in arm_batches if b.slug == request.GET.get("arm_batch")), None)
+    arm_stats = arm_error = None
+    if arm_batch is not None:
+        try:
+            arm_stats = arm_monitor.batch_arms(batch=arm_batch, delta=arm_monitor.parse_delta(request.GET.get("delta")))
+        except arm_monitor.BadDelta as exc:
+            arm_error, status = str(exc), 400
     if request.GET.get("format") == "json":
-        return JsonResponse({"result": result, "refused": refused, "errors": form.errors or None}, status=status)
+        return JsonResponse({"result": result, "refused": refused, "errors": form.errors or None, "arms": arm_stats},
+                            status=status)
     return render(request, "research/compare.html",
                   {"form": form, "game": game, "spec": GAMES[game], "result": result, "refused": refused,
-                   "options": options},
+                   "options": options, "arm_batches": arm_batches, "arm_batch": arm_batch, "arm_stats": arm_stats,
+                   "arm_error": arm_error},
                   status=status)
 

@@ -6,6 +6,8 @@
 (function () {
   "use strict";
   const { el, fmt, pct, color, chart, opts, money } = window.GTMonitor;
+  // dollars: cents shown from a dollar up ("$7.60"), small amounts as the LLM table shows them ("$0.032")
+  const usd = (x) => (x === null || x === undefined) ? "–" : Math.abs(x) >= 1 ? "$" + x.toFixed(2) : money(x);
   const p4 = (p) => (p === null || p === undefined) ? "–" : p < 0.0001 ? "< 0.0001" : Number(p).toFixed(4);
 
   // a metric's numbers in its own units: a proportion as a percentage, else two decimals
@@ -139,8 +141,8 @@
     const num = (x, d = 1) => (x === null || x === undefined) ? "–" : Number(x).toFixed(d).replace(/\.0$/, "");
     const row = (r, total) => el("tr", { "data-arm": r.arm || "all", class: total ? "total" : null },
       el("td", { text: total ? "all" : r.arm }), el("td", { class: "num", text: num(r.people) }),
-      ...[r.base, r.bonus, r.fee, r.crowd, r.model, r.total].map((x) => el("td", { class: "num", text: money(x) })),
-      el("td", { class: "num", text: r.completed }), el("td", { class: "num per-match", text: money(r.per_completed) }));
+      ...[r.base, r.bonus, r.fee, r.crowd, r.model, r.total].map((x) => el("td", { class: "num", text: usd(x) })),
+      el("td", { class: "num", text: r.completed }), el("td", { class: "num per-match", text: usd(r.per_completed) }));
     const fees = Object.entries(c.fees).map(([p, f]) => `${p} ${num(f, 2)} %`).join(", ");
     const parts = [el("table", { class: "data costs-table", id: "costs-table" },
       el("thead", {}, el("tr", {}, ["Arm", "People", "Base pay", "Bonuses", "Platform fees", "Crowd pay", "Model calls", "Total", "Completed matches", "Per completed match"].map((h) => el("th", { text: h })))),
@@ -148,8 +150,8 @@
       el("p", { class: "muted", text: `Crowd pay: MTurk and Prolific participants (base pay as their outcome earns it, the batch's pay while in progress; bonuses sent or being sent; platform fees: ${fees}); a person seated in several arms is split over them. Model calls: the LLM calls' cost.` })];
     const b = c.budget;
     if (b) parts.unshift(el("p", { id: "budget", class: b.full ? "banner error" : "" },
-      el("b", { text: `Budget ${money(b.budget)}: ` }), `${money(b.committed)} committed, ${money(b.left)} left`,
-      b.full ? ` — the study is full: new entries are refused (one more participant costs ${money(b.next_entry)}).` : ` (one more participant: ${money(b.next_entry)}).`));
+      el("b", { text: `Budget ${usd(b.budget)}: ` }), `${usd(b.committed)} committed, ${usd(b.left)} left`,
+      b.full ? ` — the study is full: new entries are refused (one more participant costs ${usd(b.next_entry)}).` : ` (one more participant: ${usd(b.next_entry)}).`));
     body.replaceChildren(...parts);
   }
 

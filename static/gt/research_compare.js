@@ -13,6 +13,15 @@
       form.submit();
     }));
   }
+  const armsData = document.getElementById("arms-data");
+  if (armsData && window.GTArms) {   // arms within one batch (research/arm_monitor.py); a new delta reloads
+    window.GTArms.render(JSON.parse(armsData.textContent), (delta) => {
+      const u = new URL(window.location.href);
+      if (String(delta).trim()) u.searchParams.set("delta", String(delta).trim()); else u.searchParams.delete("delta");
+      window.location.assign(u.toString());
+    });
+    window.gtArmsDrawn = true;
+  }
   const data = document.getElementById("compare-data");
   if (data) {
     const r = JSON.parse(data.textContent), spec = GTMonitor.GAME_CHARTS[r.game_id];

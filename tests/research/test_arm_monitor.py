@@ -113,3 +113,22 @@ def test_a_batch_whose_agent_has_no_worker_shows_it_cannot_run(staff, monkeypatc
     assert staff.get(f"/research/batches/{b.slug}/?format=json").json()["cannot_run"][0].startswith("No worker")
     fine = staff.get(f"/research/batches/{ok.slug}/").content.decode()
     assert fine.split('id="cannot-run"')[1].split(">")[0].endswith(" hidden")
+
+
+def test_the_compare_page_compares_arms_and_says_when_batches_confound(staff):
+    b = two_arm_batch("arms-cmp")
+    page = staff.get("/research/compare/", {"game": "colors_v1", "arm_batch": b.slug}).content.decode()
+    data = json.loads(html.unescape(page.split('id="arms-data" type="application/json">')[1].split("</script>")[0]))
+    assert data["metrics"] == plain(arms.batch_arm_statistics(batch=b))["metrics"]
+    other = make_batch(slug="arms-cmp-2", game_id="colors_v1")
+    p = Participant.objects.create(batch=other, platform="lab", worker_id="o")
+    for m in Match.objects.filter(batch=b)[:3]:
+        Seat.objects.filter(match=m, role="listener").update(agent_name="colors_pragmatic_listener")
+    add_match(other, "", p, 1)
+    q = {"game": "colors_v1", "role": "listener", "play": "all", "a": "colors_literal_listener",
+         "b": "colors_pragmatic_listener", "compare": "1"}
+    both = staff.get("/research/compare/", q).content.decode()
+    assert 'id="confounded"' in both and "2 batches (arms-cmp, arms-cmp-2)" in both
+    one = staff.get("/research/compare/", {**q, "batch": b.slug}).content.decode()
+    assert 'id="compare-result"' in one and 'id="confounded"' not in one
+    assert staff.get("/research/compare/", {"game": "colors_v1", "arm_batch": b.slug, "delta": "-2"}).status_code == 400

@@ -223,3 +223,22 @@ def test_stream_is_chunked_and_a_closed_download_stops_the_writer(matches):
     it.close()                                 # the client went away
     stream.thread.join(5)
     assert not stream.thread.is_alive() and stream.count is None
+
+
+def test_a_format_of_another_game_warns_of_an_empty_file(staff):
+    from tests.support.factories import batch as make_batch
+
+    b = make_batch(slug="exp-colors", game_id="colors_v1")
+    m = colors_played()
+    Match.objects.filter(pk=m.pk).update(batch=b)
+    base = {"batch": b.slug, "status": "finished", "pseudonymise": "on"}
+    wrong = staff.get(URL, {**base, "format": "codraw", "count": "1"}).json()
+    assert wrong["matches"] == 0
+    assert "codraw matches" not in wrong["warning"] and "exports codraw_v1 matches" in wrong["warning"]
+    assert "batch exp-colors plays colors_v1" in wrong["warning"] and "colors-csv" in wrong["warning"]
+    assert staff.get(URL, {**base, "format": "colors-csv", "count": "1"}).json() == {
+        "matches": 1, "filename": "groundtalk-colors-csv-exp-colors-finished.csv", "warning": ""}
+    page = staff.get(URL, {**base, "format": "codraw", "preview": "1"}).content.decode()
+    assert 'id="export-warning" role="alert">The file would be empty' in page
+    assert "no match fits these filters" in staff.get(URL, {**base, "format": "colors-csv", "status": "aborted",
+                                                             "count": "1"}).json()["warning"]
