@@ -318,3 +318,27 @@ def test_blind_wait_drawn_from_observed_human_waits_never_past_the_batch_wait():
     draws = {arms.blind_wait_s(b, participant(b, f"x{i}"), m.created_at) for i in range(40)}
     assert draws <= {*observed[:-1], 59.0} and len(draws) > 3
     assert all(not 20 <= d <= 30 for d in draws)   # not the configured range any more
+
+
+def test_guesswhich_instructions_name_no_alice_in_a_blind_batch():
+    from django.test import Client
+
+    from tests.support.factories import lab_url
+
+    def instructions(b: Batch) -> str:
+        c = Client()
+        url = c.get(lab_url(b, "ann")).url
+        c.post(url, {"step": "consent", "agree": "yes"})
+        return c.get(url).content.decode()
+
+    blind = make_batch(slug="gw-blind", game_id="guesswhich_v1", pairing=Batch.Pairing.HUMAN_AGENT,
+                       human_roles=["questioner"], arms=[
+                           {"name": "alice", "agents": {"answerer": "alice_exact"}},
+                           {"name": "person", "agents": {}, "human_roles": ["questioner", "answerer"]}])
+    assert arms.is_blind(blind) and batch_problems(blind) == []
+    html = instructions(blind)
+    assert "How to play GuessWhich" in html and "ALICE" not in html and "AI program" not in html
+    assert "find me a partner" in html
+    plain = make_batch(slug="gw-plain", game_id="guesswhich_v1", pairing=Batch.Pairing.HUMAN_AGENT,
+                       human_roles=["questioner"], agents={"answerer": "alice_exact"})
+    assert "ALICE" in instructions(plain)
