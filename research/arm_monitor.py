@@ -3,7 +3,8 @@
 
 The statistics (intervals by bootstrap, every pair's test, the planner) are computed again only
 when the batch's ended matches change (their count or latest update, as ``monitor.batch_scores``
-caches the scores) or its arms do; a poll in between reads the cache. The planner's difference
+caches the scores), its arms do, or a person answers an end question (pairwise preference, "was
+your partner a person?"); a poll in between reads the cache. The planner's difference
 to detect (``delta``, the primary metric's) may be chosen: only the planner is computed again for
 it, from the cached matches. The costs are a few aggregate queries per poll (money is spent
 while matches run).
@@ -16,6 +17,8 @@ import threading
 from django.db.models import Count, Max
 
 from crowd import costs
+from crowd.end_questions import PREFERENCE_QUESTIONS
+from crowd.models import PartnerKindAnswer, PreferenceAnswer
 from live.models import Batch
 from research import arms
 from research.monitor import ENDED
@@ -44,7 +47,24 @@ def parse_delta(text: str | None) -> float | None:
 
 def _fingerprint(batch: Batch) -> tuple:
     ended = batch.matches.filter(status__in=ENDED).aggregate(n=Count("id"), last=Max("updated_at"))
-    return (ended["n"], ended["last"], tuple(arms.batch_arm_names(batch)))
+    # the end-question answers are only ever added (one per person and match, or pair and question)
+    prefs = PreferenceAnswer.objects.filter(batch=batch).aggregate(n=Count("id"), last=Max("id"))
+    kinds = PartnerKindAnswer.objects.filter(batch=batch).aggregate(n=Count("id"), last=Max("id"))
+    return (ended["n"], ended["last"], tuple(arms.batch_arm_names(batch)),
+            prefs["n"], prefs["last"], kinds["n"], kinds["last"])
+
+
+def _answers(batch: Batch, names: list) -> dict:
+    """The people's answers to the end questions: ``preferences`` (win rates per pair and arm, the
+    Bradley-Terry ranking with bootstrap intervals; each question with its wording) and
+    ``taken_for_person`` (per arm); None where the batch has no such answers."""
+    answers, judgements = arms.batch_preferences(batch=batch), arms.batch_judgements(batch=batch)
+    prefs = arms.preferences(answers, names) if answers else None
+    if prefs:
+        for key, summary in prefs["questions"].items():
+            summary["text"] = PREFERENCE_QUESTIONS.get(key, key)
+    return {"preferences": prefs,
+            "taken_for_person": arms.taken_for_person(judgements, names) if judgements else None}
 
 
 def _cached(batch: Batch) -> tuple[list, dict]:
@@ -55,8 +75,9 @@ def _cached(batch: Batch) -> tuple[list, dict]:
         hit = _cache.get(key)
     if hit and hit[0] == fp:
         return hit[1], hit[2]
+    names = arms.batch_arm_names(batch)
     matches = arms.batch_arm_matches(batch=batch)
-    stats = arms.game_arm_statistics(batch.game_id, matches, arms.batch_arm_names(batch))
+    stats = {**arms.game_arm_statistics(batch.game_id, matches, names), **_answers(batch, names)}
     with _lock:
         if len(_cache) >= _CACHE_SIZE:
             _cache.clear()
@@ -66,7 +87,8 @@ def _cached(batch: Batch) -> tuple[list, dict]:
 
 def batch_arms(*, batch: Batch, delta: float | None = None) -> dict:
     """The arms' statistics (:func:`research.arms.game_arm_statistics`) of the batch's ended
-    matches, with the primary metric's planner for ``delta`` when given."""
+    matches, with the primary metric's planner for ``delta`` when given, and the end questions'
+    ``preferences`` and ``taken_for_person`` (:func:`research.arms.batch_arm_statistics`'s)."""
     matches, stats = _cached(batch)
     out = {**stats, "has_arms": bool(batch.arms), "assignment": batch.assignment}
     metrics = arms.metrics(batch.game_id)

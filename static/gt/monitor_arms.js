@@ -112,6 +112,61 @@
     return [head, status, table];
   }
 
+  const ci01 = (c) => (!c || c[0] === null || c[0] === undefined) ? "" : `[${(100 * c[0]).toFixed(1)}, ${(100 * c[1]).toFixed(1)}]`;
+
+  /* Pairwise preferences (ACUTE-Eval style), per question: each pair's answers and win rate, each
+   * arm's win rate, the Bradley-Terry ranking with bootstrap intervals. */
+  function preferenceTables(p) {
+    if (!p) return [];
+    const out = [el("h3", { text: "Pairwise preferences" }),
+      el("p", { class: "muted", text: "People who played two arms chose the partner they preferred (partners named only by the order met). Win rate over the answers with a preference, Wilson 95 % CI, binomial test against 50 %, Holm over the pairs; Bradley-Terry ranking with 95 % bootstrap intervals over people." })];
+    for (const [key, q] of Object.entries(p.questions)) {
+      out.push(el("h4", { text: `${q.text || key} (${q.answers} answer${q.answers === 1 ? "" : "s"}, ${q.people} ${q.people === 1 ? "person" : "people"})` }));
+      out.push(el("table", { class: "data prefs-table", "data-question": key },
+        el("thead", {}, el("tr", {}, ["Arms (a vs b)", "Answers", "a wins", "b wins", "No preference", "Win rate of a (95 % CI)", "p", "Holm p"].map((h) => el("th", { text: h })))),
+        el("tbody", {}, q.pairs.map((r) => el("tr", { "data-pair": `${r.a}|${r.b}` },
+          el("td", { text: `${r.a} vs ${r.b}` }), el("td", { class: "num", text: r.answers }),
+          el("td", { class: "num", text: r.wins_a }), el("td", { class: "num", text: r.wins_b }), el("td", { class: "num", text: r.no_preference }),
+          el("td", { class: "num" }, el("b", { text: pct(r.win_rate) }), " ", el("span", { class: "muted", text: ci01(r.ci95) })),
+          el("td", { class: "num", text: p4(r.p_value) }),
+          el("td", { class: "num" + (r.p_holm !== null && r.p_holm < 0.05 ? " good" : ""), text: p4(r.p_holm) }))))));
+      const wins = new Map(q.arms.map((a) => [a.arm, a]));
+      if (q.ranking) {
+        out.push(el("table", { class: "data bt-table", "data-question": key },
+          el("thead", {}, el("tr", {}, ["Rank (95 % CI)", "Arm", "Win rate (95 % CI)", "Bradley-Terry log strength (95 % CI)", "P(preferred to an average arm)"].map((h) => el("th", { text: h })))),
+          el("tbody", {}, q.ranking.map((r) => {
+            const w = wins.get(r.arm) || {};
+            return el("tr", { "data-arm": r.arm },
+              el("td", { class: "num", text: `${r.rank} [${r.rank_ci95[0] ?? "–"}, ${r.rank_ci95[1] ?? "–"}]` }), el("td", { text: r.arm }),
+              el("td", { class: "num" }, el("b", { text: pct(w.win_rate) }), " ", el("span", { class: "muted", text: ci01(w.ci95) })),
+              el("td", { class: "num" }, el("b", { text: fmt(r.log_strength) }), " ", el("span", { class: "muted", text: r.ci95[0] === null ? "" : `[${fmt(r.ci95[0])}, ${fmt(r.ci95[1])}]` })),
+              el("td", { class: "num", text: pct(r.p_beats_average) }));
+          }))));
+        if (q.bootstrap) out.push(el("p", { class: "muted", text: `${q.bootstrap.resamples} of ${q.bootstrap.of} bootstrap resamples of people (seed ${q.bootstrap.seed}) had every arm meet.` }));
+      } else {
+        out.push(el("p", { class: "muted bt-none", text: `No Bradley-Terry ranking: ${q.reason || "not enough answers"}.` }));
+      }
+    }
+    return out;
+  }
+
+  /* "Was your partner a person or an AI?": per arm the rate of being taken for a person. */
+  function takenTable(t) {
+    if (!t) return [];
+    const rows = t.arms.map((r) => el("tr", { "data-arm": r.arm },
+      el("td", { text: r.arm }), el("td", { class: "num", text: r.answers }), el("td", { class: "num", text: r.said_person }),
+      el("td", { class: "num" }, el("b", { text: pct(r.rate) }), " ", el("span", { class: "muted", text: ci01(r.ci95) })),
+      el("td", { class: "num", text: r.mean_confidence === null ? "–" : `${fmt(r.mean_confidence)} / 5` })));
+    const pairs = (t.pairwise && t.pairwise.pairs) || [];
+    const out = [el("h3", { text: "Taken for a person" }),
+      el("p", { class: "muted", text: "“Was your partner a person or an AI?” after each match: the rate of answering “a person” per arm (Wilson 95 % CI) and the answers' mean confidence (1 a guess, 5 certain)." }),
+      el("table", { class: "data taken-table", id: "taken-table" },
+        el("thead", {}, el("tr", {}, ["Arm", "Answers", "Said a person", "Rate (95 % CI)", "Mean confidence"].map((h) => el("th", { text: h })))),
+        el("tbody", {}, rows))];
+    if (pairs.length) out.push(el("p", { class: "muted", id: "taken-pairs", text: pairs.map((r) => `${r.a} vs ${r.b}: Fisher p ${p4(r.p_value)}, Holm p ${p4(r.p_holm)}`).join("; ") }));
+    return out;
+  }
+
   /* The arms card: root holds #arms-body and a canvas #chart-arms. */
   function render(s, onDelta) {
     const body = document.getElementById("arms-body");
@@ -130,6 +185,7 @@
     if (paired) parts.push(el("h3", { text: "Within subjects, paired by person" }),
       el("p", { class: "muted", text: "People who played both arms: each person's value per arm, the mean of their differences." }), paired);
     parts.push(el("h3", { text: "Sample-size planner (80 % power)" }), ...(planner(s, onDelta) || []));
+    parts.push(...preferenceTables(s.preferences), ...takenTable(s.taken_for_person));
     body.replaceChildren(...parts);
     const chartBox = document.getElementById("arms-chart");
     if (chartBox) { chartBox.hidden = !s.matches; if (s.matches) drawChart("chart-arms", s); }
@@ -155,5 +211,5 @@
     body.replaceChildren(...parts);
   }
 
-  window.GTArms = { render, costs, drawChart, armTable, pairTable, pairedTable };
+  window.GTArms = { render, costs, drawChart, armTable, pairTable, pairedTable, preferenceTables, takenTable };
 })();

@@ -132,3 +132,35 @@ def test_the_compare_page_compares_arms_and_says_when_batches_confound(staff):
     one = staff.get("/research/compare/", {**q, "batch": b.slug}).content.decode()
     assert 'id="compare-result"' in one and 'id="confounded"' not in one
     assert staff.get("/research/compare/", {"game": "colors_v1", "arm_batch": b.slug, "delta": "-2"}).status_code == 400
+
+
+def add_answers(b):
+    """Each of the six people prefers 'pragmatic' to play again (the last two say no preference) and
+    takes the literal arm's partner for a person once, the pragmatic one's four times."""
+    from crowd.models import PartnerKindAnswer, PreferenceAnswer
+    for i, p in enumerate(Participant.objects.filter(batch=b).order_by("id")):
+        lit, prag = (Match.objects.get(batch=b, arm=a, seats__participant=p) for a in ("literal", "pragmatic"))
+        PreferenceAnswer.objects.create(participant=p, batch=b, match_a=lit, match_b=prag, arm_a="literal",
+                                        arm_b="pragmatic", question="play_again", choice="b" if i < 4 else "none")
+        PartnerKindAnswer.objects.create(participant=p, batch=b, match=lit, arm="literal", said_person=i < 1, confidence=2)
+        PartnerKindAnswer.objects.create(participant=p, batch=b, match=prag, arm="pragmatic", said_person=i < 4,
+                                         confidence=4)
+
+
+def test_the_json_carries_preferences_and_taken_for_person(staff):
+    b = two_arm_batch("arms-prefs")
+    before = staff.get(f"/research/batches/{b.slug}/?format=json").json()["arms"]
+    assert before["preferences"] is None and before["taken_for_person"] is None
+    add_answers(b)                     # answers alone (no match ended) refresh the cached statistics
+    d = staff.get(f"/research/batches/{b.slug}/?format=json").json()["arms"]
+    expected = plain(arms.batch_arm_statistics(batch=b))
+    q = d["preferences"]["questions"]["play_again"]
+    assert q["text"] == "Which partner would you rather play with again?"
+    assert {k: v for k, v in q.items() if k != "text"} == expected["preferences"]["questions"]["play_again"]
+    assert q["pairs"][0]["wins_b"] == 4 and q["pairs"][0]["no_preference"] == 2 and q["pairs"][0]["win_rate"] == 0
+    assert [r["arm"] for r in q["ranking"]] == ["pragmatic", "literal"] and q["ranking"][0]["ci95"][0] is not None
+    t = d["taken_for_person"]
+    assert t == expected["taken_for_person"]
+    assert [(r["arm"], r["said_person"], r["answers"], r["mean_confidence"]) for r in t["arms"]] == [
+        ("literal", 1, 6, 2.0), ("pragmatic", 4, 6, 4.0)]
+    assert t["arms"][0]["ci95"][0] < t["arms"][0]["rate"] < t["arms"][0]["ci95"][1]
