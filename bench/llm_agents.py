@@ -71,12 +71,14 @@ PY = mb.PY
 LLM_AGENT = "bench_llm_listener"
 LLM_QUEUE = f"agent.{LLM_AGENT}"
 MODEL = "standin-1"
+TEMPLATE_PREFIX = "groundtalk_bench_tpl_"
 log = mb.log
 
 
 def migrated_database(env: dict, name: str) -> None:
-    """``name`` created afresh as a copy of a migrated template (``<name>_tpl_<hash of the
-    migrations>``, made once and kept: a copy takes a second where migrating takes tens)."""
+    """``name`` created afresh as a copy of a migrated template (``groundtalk_bench_tpl_<hash of
+    the migrations>``, made once and kept, shared by every run and the smoke test: a copy takes a
+    second where migrating takes tens)."""
     import hashlib
 
     import psycopg
@@ -84,7 +86,7 @@ def migrated_database(env: dict, name: str) -> None:
     digest = hashlib.sha256()
     for path in sorted(ROOT.glob("*/migrations/*.py")):
         digest.update(path.name.encode() + path.read_bytes())
-    template = f"{name}_tpl_{digest.hexdigest()[:10]}"
+    template = f"{TEMPLATE_PREFIX}{digest.hexdigest()[:10]}"
     conn = psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres")
     conn.autocommit = True
     with conn.cursor() as cur:
@@ -92,7 +94,7 @@ def migrated_database(env: dict, name: str) -> None:
         try:
             cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
             if cur.fetchone() is None:
-                cur.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{name}\\_tpl\\_%"])
+                cur.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [TEMPLATE_PREFIX.replace("_", "\\_") + "%"])
                 for (old,) in cur.fetchall():   # templates of earlier migrations
                     cur.execute(f'DROP DATABASE IF EXISTS "{old}" WITH (FORCE)')
                 log(f"database {template}: create and migrate (once)")
@@ -436,36 +438,37 @@ def plot(results: list[dict], path: Path) -> None:
     configs = [("torch", None)] + sorted({("llm", r["max_concurrency"]) for r in results if r["path"] == "llm"},
                                          key=lambda c: c[1])
     ns = sorted({r["matches"] for r in results})
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 5.4))
     width = 0.8 / max(1, len(configs))
     for i, (path_, mc) in enumerate(configs):
         rows = {r["matches"]: r for r in results if r["path"] == path_ and r["max_concurrency"] == mc}
         if not rows:
             continue
         label = "torch model_worker (neural listener)" if path_ == "torch" else f"LLM, max_concurrency {mc}"
+        color = f"C{i}"
         xs = np.arange(len(ns)) + (i - (len(configs) - 1) / 2) * width
         get = lambda key, q: [rows[n][key].get(q, np.nan) if n in rows else np.nan for n in ns]   # noqa: E731
-        axes[0].bar(xs, [rows[n]["turns_per_s"] if n in rows else np.nan for n in ns], width, label=label)
+        axes[0].bar(xs, [rows[n]["turns_per_s"] if n in rows else np.nan for n in ns], width, label=label, color=color)
         own = "overhead_ms" if path_ == "torch" else "own_overhead_ms"
         p50, p99 = get(own, "p50"), get(own, "p99")
-        axes[1].bar(xs, p50, width, label=f"{label} p50")
+        axes[1].bar(xs, p50, width, label=f"{label} p50", color=color)
         axes[1].scatter(xs, p99, marker="_", s=200, color="black", zorder=3)
         if path_ == "llm":
             axes[2].bar(xs, [rows[n]["endpoint"]["max_in_flight"] if n in rows else np.nan for n in ns], width,
-                        label=f"{label}: max")
+                        label=f"{label}: max", color=color)
             axes[2].scatter(xs, [rows[n]["endpoint"]["mean_in_flight"] if n in rows else np.nan for n in ns],
                             marker="o", color="black", zorder=3, s=18)
     for ax in axes:
         ax.set_xticks(np.arange(len(ns)), [f"{n} matches" for n in ns])
         ax.grid(alpha=0.3, axis="y")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.02), ncol=2, frameon=False)
     axes[0].set_ylabel("agent turns per second")
-    axes[0].set_title("Throughput (endpoint latency 1 s)")
+    axes[0].set_title("Throughput (endpoint latency 1 s)", pad=62)
     axes[1].set_yscale("log")
     axes[1].set_ylabel("ms per turn (bar p50, dash p99)")
-    axes[1].set_title("Overhead, model time and slot wait excluded")
+    axes[1].set_title("Overhead, model time and slot wait excluded", pad=62)
     axes[2].set_ylabel("chat completions in flight (bar max, dot mean)")
-    axes[2].set_title("Concurrency at the endpoint")
+    axes[2].set_title("Concurrency at the endpoint", pad=62)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
