@@ -11,6 +11,7 @@ from agents.base import TurnContext
 from agents.registry import agent_instance, get_agent_spec
 from agents.seats import seats_record_model
 from games.base import Event, IllegalAction
+from live.arms import is_blind
 from live.broadcast import publish_notice
 from live.models import Match
 from games.registry import get_game
@@ -98,7 +99,10 @@ def _turn_context(match: Match, role: str, expected_seq: int) -> TurnContext:
     the game's schema and rules to a copy of the state at ``expected_seq`` (``check_all``: several
     actions in order on one copy); ``publish`` sends an
     ephemeral ``match.typing`` frame to the match's sockets (live/consumers.py forwards it to the
-    other seats only; never logged, never retried: a lost frame is overtaken by the next)."""
+    other seats only; never logged, never retried: a lost frame is overtaken by the next). In a
+    blind batch (``live.arms.is_blind``: human-human arms beside agent arms) ``publish`` sends
+    nothing: a person partner's typing has no frames, so an agent's would tell the person their
+    partner is an AI; the reply's pacing still applies (the agent waits all the same)."""
     spec = get_game(match.game_id)
     state = match.state
     due = match.agent_due_since.timestamp() if match.agent_due_since is not None else time.time()
@@ -129,6 +133,12 @@ def _turn_context(match: Match, role: str, expected_seq: int) -> TurnContext:
     def publish(frame: dict) -> None:
         publish_notice(match_id=match.id, retry=False,
                        message={"type": "match.typing", "role": role, "text": str(frame.get("text") or "")})
+
+    def publish_nothing(frame: dict) -> None:
+        return None
+
+    if match.batch_id is not None and is_blind(match.batch):
+        publish = publish_nothing
 
     return TurnContext(match_id=str(match.id), role=role, expected_seq=expected_seq, due_at=due, check=check,
                        publish=publish, check_all=check_all)

@@ -87,3 +87,50 @@ async def test_the_partner_sees_the_reply_as_it_is_written_then_the_message(tmp_
         assert len(frame["text"]) <= (at - due) * 30 / 0.8 + 1, (at - due, frame["text"])
     # the answer streamed in about 0.7 s; the frames typed all of it out at the drawn speed before it was sent
     assert texts[-1] == MESSAGE and said["t"] / 1000 > frames[-1][0] - 0.05
+
+
+BLIND_ARMS = [{"name": "person", "agents": {}}, {"name": "model", "agents": {"speaker": "llm_speaker"}}]
+OPEN_ARMS = [{"name": "model", "agents": {"speaker": "llm_speaker"}},
+             {"name": "rule", "agents": {"speaker": "colors_literal_speaker"}}]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("arms, blind", [(BLIND_ARMS, True), (OPEN_ARMS, False)], ids=["blind", "not-blind"])
+async def test_a_blind_batchs_seat_gets_no_typing_frame_and_the_reply_is_still_paced(
+        tmp_path, monkeypatch, openai_standin, arms, blind):
+    """A person partner's typing sends no frames, so in a blind batch (human-human arms beside agent
+    arms) an agent's would give it away: its seat's socket gets the message only, as late as the
+    drawn pacing says; in a batch whose arms all have agents the frames come as usual."""
+    from live.arms import is_blind
+    from tests.support.factories import batch as make_batch
+
+    use_tiny_roles(monkeypatch)
+    write_models_file(tmp_path, monkeypatch, openai_entry(
+        openai_standin.base_url, timeout_s=15,
+        extra="stream = true\nreply_pacing = { min_s = 1.5, chars_per_s = 30, jitter = 0.2 }"))
+    try:
+        openai_standin.script({"content": json.dumps({"message": MESSAGE}), "chunk_delay_s": 0.02})
+        b = await database_sync_to_async(make_batch)(pairing="human-agent", human_roles=["listener"],
+                                                     agents={"speaker": "llm_speaker"}, arms=arms)
+        assert is_blind(b) is blind
+        match, seats = await database_sync_to_async(colors_match)(rounds=2, agents={"speaker": "llm_speaker"})
+        await database_sync_to_async(Match.objects.filter(pk=match.id).update)(batch=b, arm="model")
+        listener, _ = await connect(match.id, seats["listener"].token)
+        due = (await database_sync_to_async(Match.objects.get)(pk=match.id)).agent_due_since.timestamp()
+        turn = asyncio.ensure_future(database_sync_to_async(agent_take_turn, thread_sensitive=False)(
+            match_id=str(match.id), role="speaker", expected_seq=match.seq))
+        frames, said = [], None
+        while said is None:
+            got = await listener.receive_json_from(timeout=15)
+            if got["type"] == "typing":
+                frames.append(got)
+            elif got["type"] == "events":
+                said = next((e for e in got["events"] if e["type"] == "message_sent"), None)
+        assert await turn == "acted"
+        await listener.disconnect()
+    finally:
+        reset_registry()
+    assert said["payload"]["text"] == MESSAGE
+    assert (frames == []) is blind, frames
+    call = await database_sync_to_async(AgentCall.objects.get)(match_id=match.id)
+    assert 1200 <= call.pacing_ms <= 1800 and said["t"] / 1000 >= due + call.pacing_ms / 1000 - 0.05
