@@ -57,8 +57,8 @@ batch builder, ``simulate``, the agent docs and the lobby see it): a torch agent
 ``model.<family_key>`` (served by ``manage.py model_worker --family <family_key>``) and its device
 ``gpu`` unless it runs on the CPU; an http agent is a CPU agent on its own ``agent.<name>`` queue,
 served by ``manage.py agent_worker`` like the rule agents; so is an openai agent (``agent.<name>``;
-the worker's thread pool is 32 threads by default when it serves one: its turns wait on the
-network). Any problem is a
+the worker's thread pool then defaults to its endpoints' ``max_concurrency`` together, 32 to 256
+threads: its turns wait on the network). Any problem is a
 :class:`ModelConfigError` (an ``ImproperlyConfigured``) naming the file, the entry and the field;
 ``agents.apps`` checks the file when Django starts, so a bad file stops every process at start-up.
 

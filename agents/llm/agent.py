@@ -49,6 +49,7 @@ import time
 
 import openai
 from django.conf import settings
+from django.db import connection
 from openai import OpenAI
 
 from agents.base import TurnContext
@@ -211,6 +212,12 @@ class LlmAgent:
 
     def _call(self, attempt: int, body: dict, deadline: float, typing: Typing) -> Call:
         cfg = self.config
+        if connection.vendor == "postgresql" and not connection.in_atomic_block:
+            # The thread now waits on the network for seconds: its PostgreSQL connection goes back
+            # meanwhile (a worker of 128 threads would otherwise hold 128 connections idle; the
+            # next query opens one again, a few ms). The benchmark found the connections the
+            # limit once the threads were not (docs/bench.md, "Issue 23: LLM agents").
+            connection.close()
         call = Call(attempt=attempt, request=for_record(body))
         started = time.monotonic()
         tries = 0

@@ -4,9 +4,9 @@
     python manage.py agent_worker --agents colors_lexicon_speaker --concurrency 2
     python manage.py agent_worker --gpu                # GPU agents: solo pool, one worker per GPU
 
-The CPU worker runs Celery's threads pool: 4 threads, or 32 when it serves an LLM agent
-(``kind = "openai"``, agents/llm/), whose turns mostly wait on its endpoint (``--concurrency``
-sets it).
+The CPU worker runs Celery's threads pool: 4 threads; when it serves LLM agents (``kind =
+"openai"``, agents/llm/), whose turns mostly wait on their endpoints, the sum of their endpoints'
+``max_concurrency`` (at least 32, at most 256; 256 when one has no limit). ``--concurrency`` sets it.
 
 The command supervises its worker: Celery runs in a child process, which is started again (with
 a growing pause, up to 10 s) whenever it exits without being asked to. A Redis restart can make
@@ -29,6 +29,21 @@ from groundtalk_web.celery import app
 
 THREADS = 4
 LLM_THREADS = 32   # an LLM agent's turn waits on the network for seconds: many threads, little CPU
+MAX_THREADS = 256
+
+
+def default_threads(specs) -> int:
+    """The threads of a CPU worker serving ``specs``: 4; with LLM agents at least 32, and enough
+    for every endpoint's ``max_concurrency`` together (each call holds a thread while it waits;
+    at most 256). The benchmark found 32 threads capping ``max_concurrency`` 128 at 32 calls in
+    flight (docs/bench.md, "Issue 23: LLM agents")."""
+    llm = [s.model for s in specs if s.model is not None and s.model.kind == "openai"]
+    if not llm:
+        return THREADS
+    per_endpoint = {(m.endpoint, m.model): m.max_concurrency for m in llm}
+    if any(limit == 0 for limit in per_endpoint.values()):   # an endpoint without a limit
+        return MAX_THREADS
+    return min(MAX_THREADS, max(LLM_THREADS, sum(per_endpoint.values())))
 
 
 class Command(BaseCommand):
@@ -39,7 +54,8 @@ class Command(BaseCommand):
         parser.add_argument("--gpu", action="store_true", help="the GPU agents, with the solo pool")
         parser.add_argument("--no-control", action="store_true", help="do not consume the control queue")
         parser.add_argument("--concurrency", type=int, default=None,
-                            help=f"threads (default {THREADS}, or {LLM_THREADS} when an LLM agent is served)")
+                            help=f"threads (default {THREADS}; with LLM agents, their endpoints' max_concurrency together, "
+                                 f"{LLM_THREADS} to {MAX_THREADS})")
         parser.add_argument("--loglevel", default="warning")
         parser.add_argument("--no-supervise", action="store_true",
                             help="run Celery in this process instead of a supervised child")
@@ -63,8 +79,7 @@ class Command(BaseCommand):
         argv = ["worker", "-Q", ",".join(queues), "--loglevel", opts["loglevel"],
                 "--pool", "solo" if gpu else "threads"]
         if not gpu:
-            llm = any(specs[n].model is not None and specs[n].model.kind == "openai" for n in names)
-            argv += ["--concurrency", str(opts["concurrency"] or (LLM_THREADS if llm else THREADS))]
+            argv += ["--concurrency", str(opts["concurrency"] or default_threads([specs[n] for n in names]))]
         if opts["no_supervise"]:
             self.stdout.write(f"agent worker on queues: {', '.join(queues)}")
             app.worker_main(argv)
