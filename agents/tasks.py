@@ -4,8 +4,12 @@ runs in every web process (live/watchdog.py), so it fires even when no worker is
 from celery import shared_task
 
 from agents import services
+from agents.llm.agent import release_after_turn
 
 
 @shared_task(name="agents.agent_take_turn", acks_late=True, ignore_result=True)
 def agent_take_turn(match_id: str, role: str, expected_seq: int) -> str:
-    return services.agent_take_turn(match_id=match_id, role=role, expected_seq=expected_seq)
+    try:
+        return services.agent_take_turn(match_id=match_id, role=role, expected_seq=expected_seq)
+    finally:   # an LLM turn's thread holds no connection while it waits for its next task
+        release_after_turn()

@@ -68,6 +68,29 @@ RETRY_STATUSES = {408, 409, 429}
 NO_KEY = "none"   # what the library sends as the key of an endpoint that needs none
 
 
+
+_network_turn = threading.local()
+
+
+def release_connection() -> None:
+    """Give this thread's PostgreSQL connection back: it is about to wait on the network for
+    seconds, or an LLM turn of this thread has just ended (:func:`release_after_turn`). A worker of
+    128 threads would otherwise hold 128 connections idle; the next query opens one again (a few
+    ms). The benchmark found the connections the limit once the threads were not (docs/bench.md,
+    "Issue 23: LLM agents")."""
+    if connection.vendor == "postgresql" and not connection.in_atomic_block:
+        connection.close()
+        _network_turn.active = True
+
+
+def release_after_turn() -> None:
+    """At the end of an agent task (agents/tasks.py): if the turn waited on an LLM endpoint, the
+    connection it opened again to apply the answer goes back too."""
+    if getattr(_network_turn, "active", False):
+        _network_turn.active = False
+        release_connection()
+        _network_turn.active = False
+
 class LlmError(RuntimeError):
     """No usable answer for this turn; ``fallback_reason`` is what the person is told."""
 
@@ -212,12 +235,7 @@ class LlmAgent:
 
     def _call(self, attempt: int, body: dict, deadline: float, typing: Typing) -> Call:
         cfg = self.config
-        if connection.vendor == "postgresql" and not connection.in_atomic_block:
-            # The thread now waits on the network for seconds: its PostgreSQL connection goes back
-            # meanwhile (a worker of 128 threads would otherwise hold 128 connections idle; the
-            # next query opens one again, a few ms). The benchmark found the connections the
-            # limit once the threads were not (docs/bench.md, "Issue 23: LLM agents").
-            connection.close()
+        release_connection()
         call = Call(attempt=attempt, request=for_record(body))
         started = time.monotonic()
         tries = 0

@@ -1,0 +1,22 @@
+"""agents/tasks.py: an LLM turn's thread gives its PostgreSQL connection back when the task ends."""
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from agents.llm.agent import release_after_turn, release_connection
+
+
+@pytest.mark.django_db(transaction=True)
+def test_only_a_turn_that_waited_on_an_endpoint_gives_its_connection_back():
+    connection.ensure_connection()
+    release_after_turn()                 # a rule agent's turn: the connection is kept
+    assert connection.connection is not None
+    release_connection()                 # the LLM agent, before its request
+    assert connection.connection is None
+    connection.ensure_connection()       # the answer applied
+    release_after_turn()                 # the task's end
+    assert connection.connection is None
+    connection.ensure_connection()
+    release_after_turn()                 # once only
+    assert connection.connection is not None
