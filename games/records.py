@@ -34,3 +34,18 @@ def model_label(seat: dict) -> str | None:
         return None
     sha = model.get("checkpoint_sha256")
     return f"{seat.get('agent') or 'agent'}@{model.get('version', '')}" + (f"#{sha[:12]}" if sha else "")
+
+
+ARM_COLUMNS = ("arm", "arm_order", "arm_position", "arm_seed")
+
+
+def arm_fields(record: dict) -> dict:
+    """The experiment's columns of a match record for a table format (issue 24; docs/exports.md):
+    ``arm`` (the batch's arm, "" outside the randomisation; a batch without arms has one implicit arm), ``arm_order`` (within
+    subjects: the person's arms in the order met, joined by ``;``; else ""), ``arm_position`` (the
+    match's 0-based position in that order) and ``arm_seed`` (the batch's randomisation seed); ""
+    where the record has none."""
+    order = record.get("arm_order")
+    blank = lambda v: "" if v is None else v   # noqa: E731
+    return {"arm": record.get("arm") or "", "arm_order": ";".join(map(str, order)) if order else "",
+            "arm_position": blank(record.get("arm_position")), "arm_seed": blank(record.get("arm_seed"))}

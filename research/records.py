@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from crowd.models import QuestionnaireResponse
+from django.db.models import Q
+
+from crowd.models import PartnerKindAnswer, PreferenceAnswer, QuestionnaireResponse
+from crowd.end_questions import PREFERENCE_QUESTIONS
 from crowd.questionnaire import asked_in_game, for_role, questions_for
 from groundtalk_web import csvsafe
 from research.agent_calls import match_call_records
@@ -49,10 +52,42 @@ def match_record(match: Match, *, pseudonymise: bool = True) -> dict:
         "arm_position": match.assignment.get("position"), "arm_seed": match.assignment.get("seed"),
         "assignment": match.assignment,
         "questionnaire": questionnaire_entry(match, pseudonymise=pseudonymise),
+        # the end questions (crowd/end_questions.py): "was your partner a person or an AI?" about
+        # this match, and the pairwise preferences between this match's partner and another's
+        "partner_kind_answers": partner_kind_entry(match, pseudonymise=pseudonymise),
+        "preferences": preferences_entry(match, pseudonymise=pseudonymise),
         # an LLM agent's calls as recorded (agents.models.AgentCall; research/agent_calls.py): the
         # request with its images as sha256, the raw answer, tokens, times, cost; [] for other matches
         "agent_calls": match_call_records(match),
     }
+
+
+def _worker(participant, pseudonymise: bool) -> str:
+    return pseudonym(participant.worker_id) if pseudonymise else participant.worker_id
+
+
+def partner_kind_entry(match, *, pseudonymise: bool = True) -> list[dict]:
+    """The ``partner_kind_answers`` of a match's record, oldest first: each person's answer to "was
+    your partner a person or an AI?" about this match (``said_person``; ``confidence`` 1 a guess ..
+    5 certain), with the arm as recorded when it was asked and the person's pseudonymised id."""
+    rows = PartnerKindAnswer.objects.filter(match=match).select_related("participant").order_by("created", "id")
+    return [{"worker": _worker(a.participant, pseudonymise), "arm": a.arm, "said_person": a.said_person,
+             "confidence": a.confidence, "answered_at": a.created.isoformat()} for a in rows]
+
+
+def preferences_entry(match, *, pseudonymise: bool = True) -> list[dict]:
+    """The ``preferences`` of a match's record, oldest first: each pairwise answer (ACUTE-Eval
+    style) one of whose two partners was this match's: ``match_a`` (met first, shown as "your
+    first partner") and ``match_b`` with their arms, the ``question`` (its key and ``text``), the
+    ``choice`` ("a", "b" or "none") and the arm it names (``preferred_arm``, None for none). An
+    answer is in the records of both its matches."""
+    rows = (PreferenceAnswer.objects.filter(Q(match_a=match) | Q(match_b=match)).select_related("participant")
+            .order_by("created", "id"))
+    return [{"worker": _worker(a.participant, pseudonymise), "match_a": str(a.match_a_id), "match_b": str(a.match_b_id),
+             "arm_a": a.arm_a, "arm_b": a.arm_b, "question": a.question,
+             "text": PREFERENCE_QUESTIONS.get(a.question, a.question), "choice": a.choice,
+             "preferred_arm": {"a": a.arm_a, "b": a.arm_b}.get(a.choice), "answered_at": a.created.isoformat()}
+            for a in rows]
 
 
 def questionnaire_entry(match, *, pseudonymise: bool = True) -> list[dict]:

@@ -8,7 +8,9 @@ its order: the click file's columns (``gameid, clkTime, roundNum, condition, cli
 alt2*, targetD1Diff, targetD2Diff, D1D2Diff, outcome``, the order the original game's server wrote
 them), then the message's (``msgTime, role, contents``), then the columns the authors' R
 preprocessing added (``workerid_uniq, numOutcome, numRawWords, numRawChars, numCleanChars,
-numCleanWords, source``; futurulus/coop-nets behavioralAnalysis/colorReference.Rmd).
+numCleanWords, source``; futurulus/coop-nets behavioralAnalysis/colorReference.Rmd), then the
+experiment's ``arm, arm_order, arm_position, arm_seed`` (the match's arm of its batch, issue 24;
+empty outside one; ``games.records.arm_fields``).
 
 * ``msgTime`` / ``clkTime``: server time in ms since the epoch (the original used ``Date.now()``).
 * ``roundNum``: 1-based. ``role``: "speaker" or "listener". ``outcome``: "true" / "false";
@@ -34,7 +36,7 @@ from __future__ import annotations
 import re
 from typing import IO, Iterable, Iterator
 
-from games.records import model_label
+from games.records import ARM_COLUMNS, arm_fields, model_label
 from groundtalk_web import csvsafe
 from games.colors.content import PAIR_NAMES, pair_distances
 
@@ -47,6 +49,8 @@ CSV_COLUMNS = [
     "targetD1Diff", "targetD2Diff", "D1D2Diff", "outcome",
     "msgTime", "role", "contents",
     "workerid_uniq", "numOutcome", "numRawWords", "numRawChars", "numCleanChars", "numCleanWords", "source",
+    # after the release's columns: the experiment's arm of the match (games.records.arm_fields)
+    *ARM_COLUMNS,
 ]
 
 # The columns that belong to one message; the others are the round's, repeated on each of its rows.
@@ -133,6 +137,7 @@ def csv_rows(record: dict) -> Iterator[dict]:
     """One dict per message (keys: ``CSV_COLUMNS``), from a match record's ``round_ended`` events."""
     events = sorted(record["events"], key=lambda event: event["seq"])
     content_rounds = (record.get("content") or {}).get("rounds") or []
+    arm = arm_fields(record)
     for event in events:
         if event["type"] != "round_ended":
             continue
@@ -140,7 +145,7 @@ def csv_rows(record: dict) -> Iterator[dict]:
         context = content_rounds[number - 1] if 0 < number <= len(content_rounds) else None
         if context is not None and [list(c) for c in context.get("colors", [])] != event["payload"]["colors"]:
             context = None   # not this round's context: compute its distances from the colors
-        shared = round_fields(record["match_id"], event["payload"], context)
+        shared = {**round_fields(record["match_id"], event["payload"], context), **arm}
         for message in event["payload"]["messages"]:
             worker, source = sender(record, message["role"])
             row = {**shared, "msgTime": message["at"], "role": message["role"], "contents": message["text"],

@@ -9,7 +9,11 @@
                  "picked_image", "picked_correct", "coarse_rank", "asked_t", "answered_t",
                  "picked_t"}],
      "final_image_list": [image ids in click order], "rank", "reciprocal_rank",
-     "score": bonus total, "score_parts": {...}, "feedback": {"ratings", "comment"} | {"skipped"} | None}
+     "score": bonus total, "score_parts": {...}, "feedback": {"ratings", "comment"} | {"skipped"} | None,
+     "arm", "arm_order", "arm_position", "arm_seed"}
+
+The last four: the match's arm of its batch's experiment (issue 24; ``games.records.arm_fields``,
+"" outside one).
 
 The score is recomputed from the events with the rules' constants (never read from the browser).
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 import json
 
 from games.guesswhich.rules import C
+from games.records import arm_fields
 from games.visdial.exports import image_id_map, to_visdial
 
 
@@ -77,6 +82,7 @@ def match_row(record: dict) -> dict:
         "score": C.BONUS_BASE + C.BONUS_WRONG_CLICK * wrong + C.BONUS_RIGHT_ROUND * right,
         "score_parts": {"base": C.BONUS_BASE, "wrong_clicks": wrong, "right_round_guesses": right},
         "feedback": feedback,
+        **arm_fields(record),
     }
 
 

@@ -28,7 +28,8 @@ maps each id back::
      "images": [{"image_id": int, "match_id", "game_id", "scene_image_id" (the content's own image
                  id: the scene seed, or the CLEVR image index of the secret), "image_filename",
                  "image_path" (real renders only), "caption" (as played), "seed", "rounds" (answered
-                 rounds played), "rounds_exported"}, ...]}
+                 rounds played), "rounds_exported", "arm", "arm_order", "arm_position", "arm_seed"
+                 (the match's arm of its batch's experiment, issue 24; "" outside one)}, ...]}
 
 A dialog longer than VisDial's 10 rounds (a batch configured with more) is cut to its first 10 in
 the VisDial file, which the reference code batches as 10 rounds; the side file says how many
@@ -49,7 +50,7 @@ import random
 from collections import Counter
 
 from clevr.captions import COLORS, MATERIALS, SHAPES, SIZES
-from games.records import model_seats
+from games.records import arm_fields, model_seats
 
 N_OPTIONS = 100
 VISDIAL_ROUNDS = 10   # VisDial dialogs have 10 rounds; its reader pads shorter ones, longer ones break its batches
@@ -167,7 +168,7 @@ def image_id_map(records, *, complete_only: bool = True) -> dict:
         row = {"image_id": iid, "match_id": rec.get("match_id"), "game_id": rec.get("game_id"),
                "scene_image_id": scene_image_id(rec), "image_filename": src.get("image_filename"),
                "caption": (rec.get("content") or {}).get("caption", ""), "seed": rec.get("seed"),
-               "rounds": len(rounds), "rounds_exported": min(len(rounds), VISDIAL_ROUNDS)}
+               "rounds": len(rounds), "rounds_exported": min(len(rounds), VISDIAL_ROUNDS), **arm_fields(rec)}
         if src.get("image_path"):
             row["image_path"] = src["image_path"]
         if model_seats(rec):   # a model played a seat: its version and checkpoint hash

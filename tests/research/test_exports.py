@@ -74,3 +74,46 @@ def test_unknown_format_is_a_clear_error():
         run_export("--format", "xml")
     with pytest.raises(CommandError, match="Not a date"):
         run_export("--since", "yesterday-ish")
+
+
+def test_the_arm_and_the_end_questions_are_in_the_records_and_the_csv():
+    from crowd.models import Participant, PartnerKindAnswer, PreferenceAnswer
+
+    match = played_match("ex-arms")
+    other = played_match("ex-arms-other", workers=("erin", "finn"))   # no arm, no answers
+    Match.objects.filter(pk=match.pk).update(arm="pragmatic", assignment={
+        "unit": "person", "order": ["literal", "pragmatic"], "row": 1, "position": 1, "seed": 4242})
+    alice = Participant.objects.get(worker_id="alice")
+    earlier = Match.objects.create(batch=match.batch, game_id="colors_v1", seed=3, content={}, state={},
+                                   arm="literal", status=Match.Status.FINISHED)
+    PartnerKindAnswer.objects.create(participant=alice, batch=match.batch, match=match, arm="pragmatic",
+                                     said_person=True, confidence=4)
+    PreferenceAnswer.objects.create(participant=alice, batch=match.batch, match_a=earlier, match_b=match,
+                                    arm_a="literal", arm_b="pragmatic", question="play_again", choice="b")
+    records = {r["match_id"]: r for r in map(json.loads, run_export("--format", "jsonl", "--status", "all").splitlines())}
+    r = records[str(match.id)]
+    assert (r["arm"], r["arm_order"], r["arm_position"], r["arm_seed"]) == ("pragmatic", ["literal", "pragmatic"], 1, 4242)
+    from live.selectors import pseudonym
+    worker = pseudonym("alice")
+    assert worker in {s["worker"] for s in r["seats"].values()} and "alice" not in json.dumps(r)
+    [kind] = r["partner_kind_answers"]
+    assert {k: kind[k] for k in ("worker", "arm", "said_person", "confidence")} == {
+        "worker": worker, "arm": "pragmatic", "said_person": True, "confidence": 4}
+    [pref] = r["preferences"]
+    assert pref["worker"] == worker and (pref["match_a"], pref["match_b"]) == (str(earlier.id), str(match.id))
+    assert (pref["question"], pref["choice"], pref["preferred_arm"]) == ("play_again", "b", "pragmatic")
+    assert pref["text"] == "Which partner would you rather play with again?"
+    assert records[str(earlier.id)]["preferences"] == [pref]           # in both matches' records
+    assert records[str(other.id)]["partner_kind_answers"] == [] and records[str(other.id)]["preferences"] == []
+    raw = json.loads([line for line in run_export("--format", "jsonl", "--batch", "ex-arms", "--no-pseudonymise").splitlines()
+                      if str(match.id) in line][0])
+    assert raw["partner_kind_answers"][0]["worker"] == "alice" == raw["preferences"][0]["worker"]
+
+    rows = list(csv.DictReader(io.StringIO(run_export("--format", "colors-csv"))))
+    mine = [row for row in rows if row["gameid"] == str(match.id)]
+    assert mine and all((row["arm"], row["arm_order"], row["arm_position"], row["arm_seed"])
+                        == ("pragmatic", "literal;pragmatic", "1", "4242") for row in mine)
+    other.refresh_from_db()   # a batch without arms: its one implicit arm, no order, its seed all the same
+    assert other.arm == "human-human"
+    assert all((row["arm"], row["arm_order"], row["arm_position"], row["arm_seed"])
+               == ("human-human", "", "", str(other.assignment["seed"])) for row in rows if row["gameid"] == str(other.id))

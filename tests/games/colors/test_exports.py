@@ -12,7 +12,7 @@ EXPECTED_COLUMNS = (   # filteredCorpus.csv of the Colors in Context release, in
     "alt1Status,alt1ColH,alt1ColS,alt1ColL,alt1LocS,alt1LocL,alt2Status,alt2ColH,alt2ColS,alt2ColL,"
     "alt2LocS,alt2LocL,targetD1Diff,targetD2Diff,D1D2Diff,outcome,msgTime,role,contents,workerid_uniq,"
     "numOutcome,numRawWords,numRawChars,numCleanChars,numCleanWords,source"
-).split(",")
+).split(",") + ["arm", "arm_order", "arm_position", "arm_seed"]   # then the experiment's (issue 24)
 
 
 def scripted_record(content: dict, seed: int, rounds: int) -> dict:

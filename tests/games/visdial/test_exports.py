@@ -221,3 +221,19 @@ def test_dialogs_longer_than_ten_rounds_are_cut_to_visdials_ten(reference_reader
     (row,) = vd_exports.image_id_map([rec])["images"]
     assert row["rounds"] == 12 and row["rounds_exported"] == 10
     assert reference_reader(data)[dialog["image_id"]]["num_rounds"] == 10
+
+
+def test_the_per_match_rows_carry_the_matchs_arm():
+    """The side file's rows and GuessWhich's per-match rows carry the record's arm (issue 24);
+    cells are empty where the record has none."""
+    content = vd_content.generate(9)
+    script = [("questioner", {"type": "ask", "text": QUESTIONS[0]}), ("answerer", {"type": "answer", "text": "yes"})]
+    rec = {**play_record(vd_rules, content, 9, {"rounds": 1}, script, "visdial_v1", "arm-1"),
+           "arm": "b", "arm_order": ["a", "b"], "arm_position": 1, "arm_seed": 17}
+    plain = play_record(vd_rules, content, 9, {"rounds": 1}, script, "visdial_v1", "arm-2")
+    rows = vd_exports.image_id_map([rec, plain], complete_only=False)["images"]
+    assert [(r["arm"], r["arm_order"], r["arm_position"], r["arm_seed"]) for r in rows] == [
+        ("b", "a;b", 1, 17), ("", "", "", "")]
+    gw = gw_exports.match_row({"match_id": "g", "game_id": "guesswhich_v1", "events": [], "content": {},
+                               "arm": "a", "arm_order": None, "arm_position": None, "arm_seed": 5})
+    assert (gw["arm"], gw["arm_order"], gw["arm_position"], gw["arm_seed"]) == ("a", "", "", 5)
