@@ -42,7 +42,7 @@ The file is TOML (stdlib ``tomllib``): ``models/models.toml`` in the project, or
     role = "listener"                   # the game must have an LLM adapter for it (games/<game>/llm.py)
     base_url = "http://gpu-box:8000/v1" # vLLM, TGI, Ollama, a hosted API
     model = "Qwen/Qwen2.5-VL-7B-Instruct"   # the model name the server serves
-    api_key_env = "GT_LLM_KEY"          # the NAME of the environment variable holding the key; ""
+    api_key_env = "VLLM_API_KEY"          # the NAME of the environment variable holding the key; ""
                                         # for an endpoint that needs none (vLLM without --api-key)
     timeout_s = 20                      # the whole turn: waiting for a slot, retries, repair, pacing
     fallback = "colors_literal_listener"
