@@ -11,7 +11,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from crowd.staff import RESEARCH, staff_permission
-from research.exports import DEFAULT_STATUS, STATUSES, ExportStream, export_formats, export_selection, format_file
+from games.codraw.exports import DEFAULT_RATIOS, DEFAULT_SPLIT, SPLIT_MODES, parse_ratios
+from research.exports import (DEFAULT_STATUS, STATUSES, ExportStream, export_formats, export_selection, format_file,
+                              format_options_of)
 from live.models import Batch
 
 
@@ -29,6 +31,13 @@ class ExportForm(forms.Form):
     until = forms.DateField(required=False, label="Created before",
                             widget=forms.DateInput(attrs={"type": "date"}))
     pseudonymise = forms.BooleanField(required=False, initial=True, label="Pseudonymise worker ids")
+    codraw_split = forms.ChoiceField(
+        choices=[(m, m) for m in SPLIT_MODES], initial=DEFAULT_SPLIT, required=False, label="CoDraw split",
+        help_text="codraw and codraw-keys: the split in the keys (train_00000, val_00000, test_00000) the "
+                  "authors' code selects by: hash of the match id, all train, val or test, or original "
+                  "(the recorded keys). Download codraw-keys with the same choices for the key -> match file.")
+    codraw_ratios = forms.CharField(initial="80,10,10", required=False, label="CoDraw split ratios",
+                                    help_text="hash split: train,val,test shares")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -43,7 +52,16 @@ class ExportForm(forms.Form):
         since, until = data.get("since"), data.get("until")
         if since and until and until <= since:
             self.add_error("until", "Must be after the first date.")
+        try:
+            data["codraw_ratios"] = parse_ratios(data.get("codraw_ratios") or "80,10,10")
+        except ValueError as exc:
+            self.add_error("codraw_ratios", str(exc))
+        data["codraw_split"] = data.get("codraw_split") or DEFAULT_SPLIT
         return data
+
+    def format_options(self) -> dict:
+        d = self.cleaned_data
+        return {"codraw_split": d["codraw_split"], "codraw_ratios": d["codraw_ratios"]}
 
     def options(self) -> dict:
         d = self.cleaned_data
@@ -58,6 +76,10 @@ def _filename(d: dict) -> str:
         parts.append(f"from{d['since'].isoformat()}")
     if d.get("until"):
         parts.append(f"before{d['until'].isoformat()}")
+    ratios = d.get("codraw_ratios") or DEFAULT_RATIOS
+    if "codraw_split" in format_options_of(d["format"]) and (d["codraw_split"], ratios) != (DEFAULT_SPLIT, DEFAULT_RATIOS):
+        parts.append(f"split{d['codraw_split']}" + ("".join(f"-{r:g}" for r in ratios)
+                                                      if d["codraw_split"] == "hash" else ""))
     return "-".join(parts) + "." + ext
 
 
@@ -96,7 +118,7 @@ def research_export(request):
         return JsonResponse({"matches": matches, "filename": _filename(d), "warning": warning})
     if "preview" in request.GET:
         return render(request, "research/export.html", {"form": form, "matches": matches, "warning": warning})
-    stream = ExportStream(d["format"], pseudonymise=d["pseudonymise"], **options)
+    stream = ExportStream(d["format"], pseudonymise=d["pseudonymise"], format_options=form.format_options(), **options)
     _, content_type = format_file(d["format"])
     content = stream.asynchronous() if isinstance(request, ASGIRequest) else iter(stream)
     response = StreamingHttpResponse(content, content_type=f"{content_type}; charset=utf-8")

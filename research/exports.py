@@ -3,6 +3,7 @@ game's spec (``GameSpec.exports``: name -> writer and file type); a writer is ``
 an iterator of match records (see ``research.records.match_record``) and a text stream."""
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Callable, Iterator, TextIO
 import queue
@@ -85,13 +86,27 @@ def export_selection(fmt: str, *, batch: str | None = None, game: str | None = N
     return export_matches(game_id=game_id, batch_slug=batch, since=since, until=until, status=status)
 
 
+def format_options_of(fmt: str) -> set[str]:
+    """The keyword options the writer of ``fmt`` takes beyond ``(records, out)`` (e.g. the codraw
+    format's ``codraw_split``, ``codraw_ratios`` and ``keys_out``); empty for an unknown format."""
+    writer = export_formats().get(fmt, (None, None))[1]
+    if writer is None:
+        return set()
+    return {name for name, p in inspect.signature(writer).parameters.items() if p.kind is p.KEYWORD_ONLY}
+
+
 def run_export(fmt: str, out: TextIO, *, batch: str | None = None, game: str | None = None, since=None,
-               until=None, status: str = DEFAULT_STATUS, pseudonymise: bool = True) -> int:
-    """Write the export of ``fmt`` to the text stream ``out``; returns the writer's count."""
+               until=None, status: str = DEFAULT_STATUS, pseudonymise: bool = True,
+               format_options: dict | None = None) -> int:
+    """Write the export of ``fmt`` to the text stream ``out``; returns the writer's count.
+    ``format_options``: options for the format's writer; those it does not take are left out
+    (the command and the page offer every format's options, each writer reads its own)."""
     game_id, writer = _resolve(fmt, game, status)
     records = match_records(game_id=game_id, batch_slug=batch, since=since, until=until, status=status,
                             pseudonymise=pseudonymise)
-    return writer(records, out)
+    accepted = format_options_of(fmt)
+    options = {k: v for k, v in (format_options or {}).items() if k in accepted}
+    return writer(records, out, **options)
 
 
 class _Cancelled(Exception):

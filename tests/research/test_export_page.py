@@ -242,3 +242,29 @@ def test_a_format_of_another_game_warns_of_an_empty_file(staff):
     assert 'id="export-warning" role="alert">The file would be empty' in page
     assert "no match fits these filters" in staff.get(URL, {**base, "format": "colors-csv", "status": "aborted",
                                                              "count": "1"}).json()["warning"]
+
+
+def test_codraw_split_choice_and_its_key_file(staff):
+    """The page offers the command's CoDraw split: the file's keys carry it (the authors' code
+    selects train_/val_/test_ keys) and the codraw-keys download maps each key to its match."""
+    played = [codraw_played() for _ in range(3)]
+    ids = {str(m.id) for m in played}
+    response = staff.get(URL, {"format": "codraw", "batch": "all", "status": "finished", "codraw_split": "val"})
+    assert response["Content-Disposition"] == 'attachment; filename="groundtalk-codraw-all-finished-splitval.json"'
+    document = json.loads(body(response))
+    assert sorted(document["data"]) == ["val_00000", "val_00001", "val_00002"]
+    rows = list(csv.DictReader(io.StringIO(download(staff, "codraw-keys", codraw_split="val"))))
+    assert [r["key"] for r in rows] == sorted(document["data"]) and {r["match_id"] for r in rows} == ids
+    assert {r["split"] for r in rows} == {"val"}
+    # the default: a hash of the match id, 80/10/10, the same in the file and the key file
+    from games.codraw.exports import hash_split
+    hashed = json.loads(download(staff, "codraw"))
+    rows = list(csv.DictReader(io.StringIO(download(staff, "codraw-keys"))))
+    assert sorted(r["key"] for r in rows) == sorted(hashed["data"])
+    assert all(r["key"].startswith(hash_split(r["match_id"]) + "_") for r in rows)
+    count = staff.get(URL, {"format": "codraw-keys", "batch": "all", "status": "finished", "count": "1",
+                            "codraw_ratios": "1,0,0"}).json()
+    assert count["matches"] == 3 and count["filename"].endswith("-splithash-1-0-0.csv")
+    # bad ratios: the form again with the error, no traceback
+    page = staff.get(URL, {"format": "codraw", "batch": "all", "status": "finished", "codraw_ratios": "80,20"})
+    assert page.status_code == 400 and "three numbers" in page.content.decode()

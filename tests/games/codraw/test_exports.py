@@ -1,9 +1,13 @@
 """CoDraw_1_0.json export: import a file, replay its dialogs through the rules, export it again."""
+import csv
 import io
 import json
+import random
+import re
 from pathlib import Path
 
 import pytest
+from django.core.management.base import CommandError
 
 from games.codraw import clipart as ca
 from games.codraw import exports, rules
@@ -170,7 +174,7 @@ def test_generated_matches_export(kit):
     assert "2 matches" in text and "mean 5.000" in text
     out = io.StringIO()
     # the export's --status has already chosen the matches (finished by default): the writer keeps them all
-    assert GAMES["codraw_v1"].export_writers()["codraw"](records, out) == 3
+    assert GAMES["codraw_v1"].export_writers()["codraw"](records, out, codraw_split="original") == 3
     assert json.loads(out.getvalue()) == everything
 
 
@@ -268,8 +272,31 @@ def test_simulate_replays_a_file_through_the_platform_and_exports_it_back(codraw
     assert "3 matches" in out.getvalue() or "matches: 3" in out.getvalue() or "3" in out.getvalue()
     exported = tmp_path / "export.json"
     call_command("export", "--format", "codraw", "--game", "codraw_v1", "--output", str(exported),
-                 stdout=io.StringIO())
+                 "--codraw-split", "original", stdout=io.StringIO(), stderr=io.StringIO())
     assert json.dumps(json.loads(exported.read_text())) == json.dumps(original)
+    keys = list(csv.DictReader((tmp_path / "export.keys.csv").open(encoding="utf-8")))
+    assert [(r["key"], r["split"], r["source_key"]) for r in keys] == \
+        [(k, k.split("_")[0], k) for k in original["data"]]
+    # the default: keys by the hash of the match id, which the authors' reader selects by split
+    hashed = tmp_path / "hashed.json"
+    err = io.StringIO()
+    call_command("export", "--format", "codraw", "--game", "codraw_v1", "--output", str(hashed),
+                 stdout=io.StringIO(), stderr=err)
+    assert "hashed.keys.csv" in err.getvalue()
+    document = json.loads(hashed.read_text())
+    rows = list(csv.DictReader((tmp_path / "hashed.keys.csv").open(encoding="utf-8")))
+    by_match = {r["match_id"]: r for r in keys}
+    assert sorted(by_match) == sorted(r["match_id"] for r in rows)
+    for split, prefix in (("train_full", "train"), ("dev", "val"), ("test", "test")):
+        mine = {r["key"]: r["match_id"] for r in rows if r["split"] == prefix}
+        assert sorted(mine) == list(authors_split(document, split))
+        assert {m for m in mine.values()} == {m for m in by_match if exports.hash_split(m) == prefix}
+        for key, match_id in mine.items():     # the same dialog as the recorded key of that match
+            assert document["data"][key]["dialog"] == original["data"][by_match[match_id]["key"]]["dialog"]
+    with pytest.raises(CommandError, match="ratios"):
+        call_command("export", "--format", "codraw", "--codraw-ratios", "80,20", "--output",
+                     str(tmp_path / "bad.json"), stdout=io.StringIO(), stderr=io.StringIO())
+    assert not (tmp_path / "bad.json").exists()
 
 
 def test_script_drawer_needs_a_replay():
@@ -279,3 +306,127 @@ def test_script_drawer_needs_a_replay():
     state, _ = rules.apply(match_state, "teller", {"type": "chat", "text": "hi", "at": 1})
     with pytest.raises(ValueError, match="replay_dialog"):
         agents.ScriptDrawer().act(rules.view_for(state, "drawer"))
+
+
+# ------------------------------------------------------------------------------- split keys
+# A reader written from the authors' documented format (facebookresearch/codraw-models,
+# codraw_data.py): a split's dialogs are the ``data`` entries whose key starts with ``train``
+# (``train_full``), ``val`` (``dev``) or ``test``, in sorted key order; each gives its scene
+# (``abs_t``) and its rounds (``msg_t``, ``msg_d``, ``abs_b``, ``abs_d``, ``peeked`` if present).
+AUTHORS_PREFIX = {"train_full": "train", "dev": "val", "test": "test"}
+
+
+def authors_split(document: dict, split: str) -> dict:
+    keys = sorted(k for k in document["data"] if k.startswith(AUTHORS_PREFIX[split]))
+    return {k: document["data"][k] for k in keys}
+
+
+def authors_scenes_and_dialogs(data: dict) -> list:
+    return [(d["abs_t"], [(e["msg_t"], e["msg_d"], e["abs_b"], e["abs_d"], e.get("peeked", False))
+                          for e in d["dialog"]]) for d in data.values()]
+
+
+@pytest.fixture(scope="module")
+def many_records():
+    """120 finished match records over three played dialogs, each with its own match id and time."""
+    from tests.games.codraw.conftest import play_dialog
+    items = import_codraw_json(SAMPLE)
+    played = [play_dialog(item, match_id="x").record() for item in items]
+    records = []
+    for i in range(120):
+        record = json.loads(json.dumps(played[i % 3]))
+        record["match_id"] = f"{i:08x}-5b1c-4e7a-9d2f-{i * 7919:012x}"
+        record["created_at"] = f"2026-11-01T10:{i // 60:02d}:{i % 60:02d}Z"
+        record["batch"] = "pilot"
+        records.append(record)
+    return records
+
+
+def _export(records, **options):
+    out, keys = io.StringIO(), io.StringIO()
+    n = exports.write_codraw_json(records, out, keys_out=keys, **options)
+    rows = list(csv.DictReader(io.StringIO(keys.getvalue())))
+    return n, json.loads(out.getvalue()), rows, out.getvalue() + keys.getvalue()
+
+
+def test_the_authors_reader_finds_each_split_s_matches(many_records):
+    n, document, rows, _ = _export(many_records)
+    assert n == 120 == document["count"] == len(rows)
+    by_id = {r["match_id"]: r for r in many_records}
+    seen = []
+    for split, prefix in AUTHORS_PREFIX.items():
+        data = authors_split(document, split)
+        matches = [row["match_id"] for row in rows if row["key"] in data]
+        # exactly the matches the hash put in this split, and nothing else
+        assert set(matches) == {m for m in by_id if exports.hash_split(m) == prefix}
+        assert all(row["split"] == prefix for row in rows if row["key"] in data)
+        # numbered from 0 in export order (creation time), zero-padded as the release's keys are
+        assert list(data) == [f"{prefix}_{i:05d}" for i in range(len(data))]
+        assert matches == sorted(matches, key=lambda m: by_id[m]["created_at"])
+        # each key's scene and dialog are its match's
+        expected = {}
+        for row in rows:
+            if row["key"] in data:
+                entry, _, _ = exports.entry_of(by_id[row["match_id"]])
+                expected[row["key"]] = entry
+        assert authors_scenes_and_dialogs(data) == authors_scenes_and_dialogs(expected)
+        seen += matches
+    assert sorted(seen) == sorted(by_id)                      # every match in exactly one split
+    counts = {p: sum(r["split"] == p for r in rows) for p in AUTHORS_PREFIX.values()}
+    assert counts["train"] > counts["val"] and counts["train"] > counts["test"]
+    assert 80 <= counts["train"] <= 110 and counts["val"] >= 4 and counts["test"] >= 4
+    assert {r["batch"] for r in rows} == {"pilot"}
+    assert {r["source_key"] for r in rows} == {"train_00001", "val_00005", "test_00012"}
+
+
+def test_the_split_export_is_deterministic(many_records):
+    first = _export(many_records)[3]
+    shuffled = many_records[:]
+    random.Random(4).shuffle(shuffled)
+    assert _export(shuffled)[3] == first
+    # a match keeps its split when the selection changes (only the numbering moves)
+    _, _, rows, _ = _export(many_records[:50])
+    _, _, all_rows, _ = _export(many_records)
+    split_of = {r["match_id"]: r["split"] for r in all_rows}
+    assert all(split_of[r["match_id"]] == r["split"] for r in rows)
+
+
+def test_a_chosen_split_and_ratios(many_records):
+    _, document, rows, _ = _export(many_records[:10], codraw_split="test")
+    assert list(document["data"]) == [f"test_{i:05d}" for i in range(10)]
+    assert authors_split(document, "train_full") == {} and authors_split(document, "dev") == {}
+    assert [r["match_id"] for r in rows] == [r["match_id"] for r in many_records[:10]]
+    _, document, rows, _ = _export(many_records, codraw_ratios="0,1,1")
+    assert {r["split"] for r in rows} == {"val", "test"} and not authors_split(document, "train_full")
+    _, document, _, _ = _export(many_records, codraw_ratios=(0, 0, 5))
+    assert len(authors_split(document, "test")) == 120
+    assert exports.parse_ratios("8:1:1") == (8.0, 1.0, 1.0)
+    for bad in ("80,20", "a,b,c", "-1,1,1", "0,0,0", "nan,1,1"):
+        with pytest.raises(ValueError):
+            exports.parse_ratios(bad)
+    with pytest.raises(ValueError, match="split"):
+        _export(many_records, codraw_split="dev")
+    # original: the recorded keys, and the key file says which split each names
+    _, document, rows, _ = _export(many_records[:3], codraw_split="original")
+    assert list(document["data"]) == ["train_00001", "val_00005", "test_00012"]
+    assert [r["split"] for r in rows] == ["train", "val", "test"]
+
+
+def test_more_than_99999_dialogs_keep_sorting_in_export_order():
+    record = {"game_id": "codraw_v1", "status": "finished", "content": {"abs_t": ""}, "events": []}
+    records = [{**record, "match_id": f"m{i:06d}"} for i in range(100_001)]
+    keyed = exports._keyed(records, ("finished",), "train", exports.DEFAULT_RATIOS)
+    keys = [k for k, _, _ in keyed]
+    assert keys[0] == "train_000000" and keys[-1] == "train_100000" and keys == sorted(keys)
+    assert all(re.fullmatch(r"train_\d{6}", k) for k in keys[:3])
+
+
+def test_groundtalk_s_own_readers_read_the_split_export(many_records, tmp_path):
+    from games.codraw.agents import load_database, split_keys
+    _, document, _, _ = _export(many_records)
+    path = tmp_path / "codraw.json"
+    path.write_text(json.dumps(document))
+    train = authors_split(document, "train_full")
+    assert split_keys(document["data"], "train") == list(train)       # only the train split now
+    assert load_database(path, "train").entries
+    assert len(import_codraw_json(path)) == 120
