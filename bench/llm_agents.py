@@ -75,6 +75,12 @@ TEMPLATE_PREFIX = "groundtalk_bench_tpl_"
 log = mb.log
 
 
+def worker_default_threads(max_concurrency: int) -> int:
+    """The threads ``agent_worker`` starts for the one LLM agent of this benchmark (its
+    ``default_threads``: the endpoint's ``max_concurrency``, 32 to 256), read without Django."""
+    return min(256, max(32, max_concurrency or 256))
+
+
 def migrated_database(env: dict, name: str) -> None:
     """``name`` created afresh as a copy of a migrated template (``groundtalk_bench_tpl_<hash of
     the migrations>``, made once and kept, shared by every run and the smoke test: a copy takes a
@@ -365,7 +371,7 @@ def run_llm(args, max_concurrency: int, workdir: Path, env: dict, standin, resul
             for t in turns.values():
                 outcomes[t["outcome"]] += 1
             result = {"path": "llm", "max_concurrency": max_concurrency,
-                      "worker_threads": args.worker_threads or 32, **common,
+                      "worker_threads": args.worker_threads or worker_default_threads(max_concurrency), **common,
                       "turns": m["clicks"], "turns_per_s": round(m["clicks"] / window_s, 2) if window_s else 0.0,
                       "latency_ms": mb.pct(m["latency"]), "turns_with_calls": len(lat),
                       "endpoint_ms": mb.pct(endpoint_ms), "overhead_ms": mb.pct(overhead),
