@@ -53,7 +53,13 @@ class LoadedFamily:
     load_s: float
 
     def seat_record(self) -> dict:
-        return {**self.config.seat_record(), "checkpoint_sha256": self.sha256}
+        """The config's record, the checkpoint's sha256 and, when the family says so (an instance's
+        ``data_sha256``: the training data file's hash), the data's."""
+        record = {**self.config.seat_record(), "checkpoint_sha256": self.sha256}
+        data = getattr(self.instance, "data_sha256", "")
+        if data:
+            record["data_sha256"] = data
+        return record
 
 
 def load_family(cfg: ModelAgentConfig) -> LoadedFamily:

@@ -2,6 +2,8 @@
 
     python manage.py train_agent colors_neural_listener [--examples 12000 --epochs 8 --seed 0 \
         --out models/colors/colors_neural_listener.pt --device cpu]
+    python manage.py train_agent colors_neural_listener --data filteredCorpus.csv [--from CHECKPOINT \
+        --val-fraction 0.15 --examples 0]    # people's rounds (or GroundTalk's colors-csv export)
     python manage.py train_agent guesswhich_neural_alice [--dialogs 1200 --epochs 6 --threads 1]
     python manage.py train_agent codraw_neural_drawer [--dialogs 300 --epochs 12 --threads 1]
     python manage.py train_agent codraw_neural_teller [--dialogs 300 --epochs 15 --half b --threads 1]
@@ -16,6 +18,7 @@ and the weights' sha256 (games/colors/neural/model.py weights_sha256).
 """
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -37,6 +40,16 @@ RECIPES = {
 }
 
 
+COOP_BASE = "models/guesswhich/guesswhich_neural_alice.pt"
+# with --data: the recipe of the committed listener trained on people's rounds (docs/games/colors_neural.md)
+DATA_RECIPES = {
+    # people's rounds plus 6000 generated ones; dropout 0.3, the learning rate on a half cosine
+    "colors_neural_listener": {"examples": 6000, "epochs": 12, "hidden": 64, "embed": 48, "lr": 3e-3,
+                               "dropout": 0.3, "cosine": True},
+    "colors_neural_speaker": {"examples": 6000, "epochs": 8, "hidden": 64, "embed": 32, "lr": 3e-3, "cosine": True},
+}
+
+
 class Command(BaseCommand):
     help = "Train a neural color agent (listener L0 or speaker S0) on generated data."
 
@@ -55,8 +68,18 @@ class Command(BaseCommand):
         parser.add_argument("--out", default="", help="checkpoint path (default models/colors/KIND.pt)")
         parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
         parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-        parser.add_argument("--from", dest="base", default="models/guesswhich/guesswhich_neural_alice.pt",
-                            help="guesswhich_coop: the supervised ALICE checkpoint both bots start from")
+        parser.add_argument("--from", dest="base", default="",
+                            help="guesswhich_coop: the supervised ALICE checkpoint both bots start from (default "
+                            f"{COOP_BASE}); colors kinds: a checkpoint of the same kind to fine-tune")
+        parser.add_argument("--data", default="",
+                            help="colors kinds: people's rounds to train on, Colors in Context's filteredCorpus.csv "
+                            "or GroundTalk's colors-csv export (told apart by the header); split by game id")
+        parser.add_argument("--dropout", type=float, help="colors listener with --data: dropout on the utterance and "
+                            "colour vectors (data recipe: see DATA_RECIPES)")
+        parser.add_argument("--cosine", action=argparse.BooleanOptionalAction, default=None,
+                            help="colors kinds with --data: the learning rate falls to 0 along a half cosine")
+        parser.add_argument("--val-fraction", type=float, default=0.15,
+                            help="with --data: the share of games held out for validation (seeded by --seed)")
         parser.add_argument("--games", type=int, help="guesswhich_coop: generated games, played again each epoch "
                             "(recipe: 512)")
         parser.add_argument("--pool-size", type=int, default=20, help="guesswhich_coop: images per pool")
@@ -66,12 +89,19 @@ class Command(BaseCommand):
         parser.add_argument("--half", choices=("a", "b"), default="b",
                             help="codraw_neural_teller: the training half of the scenes (the Drawer's is a)")
 
+    held: list | None = None   # with --data: the held-out games' rounds
+
     def handle(self, *args, **opts):
         import torch   # here: torch and the neural modules (the optional `models` extra) load only when a model trains
 
         from games.colors.neural.train import plot_history, train
 
-        for key, value in {"batch_size": 64, **RECIPES[opts["kind"]]}.items():
+        colors = opts["kind"].startswith("colors_")
+        if (opts["data"] or (opts["base"] and opts["kind"] != "guesswhich_coop")) and not colors:
+            raise CommandError("--data and --from (fine-tuning) are for the colors kinds; guesswhich_coop's --from "
+                               "names its supervised ALICE.")
+        recipe = DATA_RECIPES if opts["data"] else RECIPES
+        for key, value in {"batch_size": 64, **recipe[opts["kind"]]}.items():
             if opts.get(key) is None:
                 opts[key] = value
         if opts["batch_size"] < 1 or not opts["lr"] > 0:
@@ -83,6 +113,7 @@ class Command(BaseCommand):
                 raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
             train = lambda kind, *, examples, **kw: train_alice(dialogs=opts["dialogs"], **kw)  # noqa: E731
         elif opts["kind"] == "guesswhich_coop":
+            opts["base"] = opts["base"] or COOP_BASE
             from games.guesswhich.neural.coop import train as train_coop
             from games.guesswhich.neural.model import load_checkpoint
             from games.guesswhich.neural.coop import plot_history
@@ -114,6 +145,8 @@ class Command(BaseCommand):
                 raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
             train = lambda kind, *, examples, **kw: train_teller(  # noqa: E731
                 kind, examples=opts["dialogs"], half=opts["half"], **kw)
+        elif opts["data"] or opts["base"]:
+            train = self.colors_data(opts, train)
         elif opts["examples"] < 10 or opts["epochs"] < 1:
             raise CommandError("Need --examples >= 10 and --epochs >= 1.")
         device = opts["device"]
@@ -134,6 +167,18 @@ class Command(BaseCommand):
         plot_history(result, plot)
         last = result.history[-1]
         self.stdout.write("final: " + ", ".join(f"{k}={v:.3f}" for k, v in last.items() if k != "epoch"))
+        if (result_data := getattr(result, "data", None)) and opts["kind"] == "colors_neural_listener" and self.held:
+            from games.colors.neural.train import compare_listeners
+
+            self.stdout.write(f"held-out games ({len(result_data['val_games'])}, {len(self.held)} rounds): accuracy %")
+            self.stdout.write("| listener | all | far | split | close |\n| --- | --- | --- | --- | --- |")
+            for name, row in compare_listeners(result, self.held, device).items():
+                cells = [row.get(f"val_{c}", float("nan")) * 100 for c in ("accuracy", "far", "split", "close")]
+                self.stdout.write(f"| {name} | " + " | ".join(f"{v:.1f}" for v in cells) + " |")
+        if result_data := getattr(result, "data", None):
+            self.stdout.write(f"data {result_data['path']} ({result_data['format']}) sha256 {result_data['sha256']}: "
+                              f"{result_data['train_rounds']} rounds of {result_data['train_games']} games trained "
+                              f"on, {result_data['val_rounds']} rounds of {len(result_data['val_games'])} games held out")
         self.stdout.write(f"checkpoint {out} ({out.stat().st_size // 1024} KB)")
         if opts["kind"] == "guesswhich_coop":
             self.stdout.write(f"checkpoint {result.qbot_path(out)} (the QBot's answer model, for NeuralQBot)")
@@ -141,3 +186,40 @@ class Command(BaseCommand):
         self.stdout.write(f"sha256 {sha256}")
         self.stdout.write(f"weights_sha256 {weights} (same training, same value; the file's bytes "
                           "also hold torch.save's random serialization id)")
+
+    def colors_data(self, opts: dict, train):
+        """``train`` bound to people's rounds (``--data``, split by game) and a ``--from`` checkpoint."""
+        from games.colors.neural.corpus import read_corpus, split_by_game
+        from games.colors.neural.model import load_checkpoint
+
+        if opts["epochs"] < 1 or opts["examples"] < 0 or not 0 < opts["val_fraction"] < 1:
+            raise CommandError("Need --epochs >= 1, --examples >= 0 and 0 < --val-fraction < 1.")
+        base = None
+        if opts["base"]:
+            if not Path(opts["base"]).is_file():
+                raise CommandError(f"--from: no checkpoint at {opts['base']}.")
+            try:
+                base = load_checkpoint(opts["base"], opts["device"], expect=opts["kind"])
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise CommandError(f"--from: {exc}") from None
+        data, val, meta = None, None, None
+        if opts["data"]:
+            if not Path(opts["data"]).is_file():
+                raise CommandError(f"--data: no file at {opts['data']}.")
+            try:
+                corpus = read_corpus(opts["data"])
+                data, val, val_games = split_by_game(corpus.rounds, opts["val_fraction"], opts["seed"])
+            except (ValueError, KeyError, UnicodeDecodeError) as exc:
+                raise CommandError(f"--data: {exc}") from None
+            meta = {"path": Path(opts["data"]).name, "format": corpus.format, "sha256": corpus.sha256,
+                    "rows": corpus.rows, "rounds": len(corpus.rounds), "games": len(corpus.games),
+                    "train_rounds": len(data), "train_games": len(corpus.games) - len(val_games),
+                    "val_rounds": len(val), "val_games": val_games, "val_fraction": opts["val_fraction"],
+                    "split_seed": opts["seed"]}
+            self.stdout.write(f"{corpus.format} {opts['data']}: {len(corpus.rounds)} rounds of {len(corpus.games)} "
+                              f"games; {len(val_games)} games ({len(val)} rounds) held out for validation")
+        elif opts["examples"] < 10:
+            raise CommandError("Need --examples >= 10 without --data.")
+        self.held = val
+        extra = {"dropout": opts.get("dropout") or 0.0, "cosine": bool(opts.get("cosine"))}
+        return lambda kind, **kw: train(kind, data=data, val_data=val, base=base, data_meta=meta, **extra, **kw)

@@ -10,7 +10,9 @@ The model-agent contract (shared with the batched model worker):
   for all the views whose turn it is; ``None`` for a view where this seat has nothing to do;
 * ``act(view) = act_batch([view])[0]``, so a family is also a plain agent (agents/base.py);
 * ``warmup()`` runs one forward pass on a made-up view; ``checkpoint_sha256`` (the file),
-  ``weights_sha256`` (what it holds, stable across re-saves) and ``version`` identify what played.
+  ``weights_sha256`` (what it holds, stable across re-saves), ``data_sha256`` (the people's data
+  file it was trained on, ``train_agent --data``; "" for generated data only) and ``version``
+  identify what played.
 
 Families:
 
@@ -55,6 +57,8 @@ class _Family:
     def __init__(self, module: torch.nn.Module, device: str, loaded, version: str):
         self.module, self.device = module, device
         self.checkpoint_sha256, self.weights_sha256 = loaded.sha256, loaded.weights_sha256
+        # the sha256 of the people's data file it was trained on (train_agent --data), "" for generated data
+        self.data_sha256 = (loaded.meta.get("data") or {}).get("sha256", "")
         self.version = version
 
     def act(self, view: dict) -> dict | None:

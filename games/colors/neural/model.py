@@ -179,6 +179,7 @@ class Config:
     embed: int = 32
     hidden: int = 64
     color_hidden: int = 64
+    dropout: float = 0.0   # listener: dropout on the utterance and colour vectors while training
 
 
 class TextEncoder(nn.Module):
@@ -211,10 +212,11 @@ class LiteralListener(nn.Module):
         self.utter = nn.Linear(2 * cfg.hidden, cfg.color_hidden)
         self.score = nn.Sequential(nn.Linear(3 * cfg.color_hidden, cfg.color_hidden), nn.Tanh(),
                                    nn.Linear(cfg.color_hidden, 1))
+        self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, ids, lengths, colors):
-        u = torch.tanh(self.utter(self.text(ids, lengths))).unsqueeze(1).expand(-1, 3, -1)
-        c = self.color(context_features(colors))
+        u = self.drop(torch.tanh(self.utter(self.text(ids, lengths)))).unsqueeze(1).expand(-1, 3, -1)
+        c = self.drop(self.color(context_features(colors)))
         return torch.log_softmax(self.score(torch.cat([u, c, u * c], dim=-1)).squeeze(-1), dim=-1)
 
 
@@ -361,7 +363,10 @@ def build_model(kind: str, cfg: Config) -> nn.Module:
 def save_checkpoint(path: str | Path, *, kind: str, model: nn.Module, vocab: Vocabulary,
                     extra: dict | None = None) -> tuple[str, str]:
     """Write the checkpoint; return its file sha256 and its weights sha256."""
-    meta = {"config": asdict(model.cfg), "vocabulary": vocab.words, "fuzzy_words": vocab.fuzzy_words,
+    config = asdict(model.cfg)
+    if not config.get("dropout"):   # absent unless used: checkpoints without it keep their metadata and hash
+        config.pop("dropout", None)
+    meta = {"config": config, "vocabulary": vocab.words, "fuzzy_words": vocab.fuzzy_words,
             **(extra or {})}
     return write_checkpoint(path, fmt=FORMAT, version=VERSION, kind=kind, meta=meta, model=model)
 
