@@ -9,7 +9,7 @@ from crowd import entry as crowd_entry
 from crowd.onboarding import onboarding_problems
 from crowd.outcomes import crowd_problems
 from crowd.questionnaire import questionnaire_problems
-from research.batch_builder import GameFields, fieldsets_for_games
+from research.batch_builder import GameFields, arms_widget_attrs, fieldsets_for_games
 from live.batches import batch_problems, problems
 from crowd.models import Participant, Study
 from live.models import Batch, Content, Match, MatchEvent, Seat
@@ -19,6 +19,11 @@ _request: ContextVar = ContextVar("batch_admin_request", default=None)
 
 
 BLIND_WAIT_FIELDS = ("blind_wait_min_s", "blind_wait_max_s")
+# The experiment's fields (issue 24), one fieldset after the game's: the arms (a JSON field, edited
+# through the table static/gt/batch_builder.js draws), how people are assigned, the budget, the end
+# questions and the blind wait.
+EXPERIMENT_FIELDS = ("arms", "assignment", "arm_seed", "budget_usd", "ask_partner_kind", "ask_preference",
+                     *BLIND_WAIT_FIELDS)
 
 
 class BatchForm(GameFields, forms.ModelForm):
@@ -46,6 +51,8 @@ class BatchForm(GameFields, forms.ModelForm):
         for name in BLIND_WAIT_FIELDS:   # left out of a form's data: the model's defaults
             if name in self.fields:
                 self.fields[name].required = False
+        if "arms" in self.fields:   # the script's table edits the JSON; the JSON stays what is saved
+            self.fields["arms"].widget.attrs.update(arms_widget_attrs())
 
     def clean_assignment(self):
         return self.cleaned_data.get("assignment") or Batch.Assignment.BETWEEN
@@ -104,10 +111,13 @@ class BatchAdmin(admin.ModelAdmin):
     def get_fieldsets(self, request, obj=None):
         games = fieldsets_for_games()
         per_game = {name for _, opts in games for name in opts["fields"]}
-        main = [f for f in self.get_fields(request, obj) if f not in per_game and f != "entry_links"]
+        fields = self.get_fields(request, obj)
+        experiment = [f for f in EXPERIMENT_FIELDS if f in fields]
+        main = [f for f in fields if f not in per_game and f not in experiment and f != "entry_links"]
         at = main.index("pairing") + 1 if "pairing" in main else len(main)
-        return [(None, {"fields": main[:at]}), *games, ("Study", {"fields": main[at:]}),
-                ("Entry links", {"fields": ["entry_links"]})]
+        return [(None, {"fields": main[:at]}), *games,
+                ("Experiment: arms, assignment, budget, end questions", {"fields": experiment, "classes": ["gt-experiment"]}),
+                ("Study", {"fields": main[at:]}), ("Entry links", {"fields": ["entry_links"]})]
 
     @admin.display(boolean=True, description="can run")
     def can_run(self, obj):

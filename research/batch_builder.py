@@ -5,7 +5,10 @@ registered game it has
     ``<game>__roles``           checkboxes of the game's roles (the roles people take; none: all),
     ``<game>__agent__<role>``   a choice of the agents registered for that game and role,
     ``<game>__set__<setting>``  one typed field per setting (live.batches.config_schema),
-and a small script (static/gt/batch_builder.js) shows only the chosen game's fields. Only the chosen
+and a small script (static/gt/batch_builder.js) shows only the chosen game's fields. The batch's
+``arms`` (issue 24) stay a JSON field, the source of truth; the script draws a table that edits it
+(name, weight, an agent per agent seat from the same per-game choices, :func:`arm_agent_choices`,
+given to the script as the field's ``data-agents``), kept in sync with it both ways. Only the chosen
 game's fields are read: they become the batch's ``human_roles``, ``agents`` and ``config`` (JSON
 columns, read by the lobby), and live.batches.problems checks the result; each problem is shown
 beside the field it is about. Everything is generated from the registries (games.registry.GAMES,
@@ -43,6 +46,20 @@ def _agent_choices(game_id: str, role: str) -> list[tuple[str, str]]:
     named = [(name, f"{name} — {_short(spec.description)}" if spec.description else name)
              for name, spec in sorted(all_agents().items()) if spec.game_id == game_id and spec.role == role]
     return [("", "— none (a person, or no agent) —"), *named]
+
+
+def arm_agent_choices() -> dict:
+    """For the arms table: per game, its roles and, per role, the agent choices the batch's own
+    agent fields offer (value, label); the first choice ("") is no agent."""
+    return {game.id: {"roles": list(game.roles),
+                      "agents": {role: [list(c) for c in _agent_choices(game.id, role)] for role in game.roles}}
+            for game in GAMES.values()}
+
+
+def arms_widget_attrs() -> dict:
+    """The arms field's textarea: the class the script looks for and the choices it offers."""
+    return {"class": "vLargeTextField gt-arms-json", "rows": 6,
+            "data-agents": json.dumps(arm_agent_choices(), separators=(",", ":"))}
 
 
 def _setting(game_id: str, key: str, types: tuple[type, ...], default) -> forms.Field:

@@ -132,6 +132,7 @@
           el("td", { class: "num" + (r.p_holm !== null && r.p_holm < 0.05 ? " good" : ""), text: p4(r.p_holm) }))))));
       const wins = new Map(q.arms.map((a) => [a.arm, a]));
       if (q.ranking) {
+        out.push(el("p", { class: "muted", text: "Bradley-Terry ranking (P(a preferred to b) = s_a / (s_a + s_b)):" }));
         out.push(el("table", { class: "data bt-table", "data-question": key },
           el("thead", {}, el("tr", {}, ["Rank (95 % CI)", "Arm", "Win rate (95 % CI)", "Bradley-Terry log strength (95 % CI)", "P(preferred to an average arm)"].map((h) => el("th", { text: h })))),
           el("tbody", {}, q.ranking.map((r) => {

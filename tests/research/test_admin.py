@@ -191,3 +191,30 @@ def test_a_batch_that_can_no_longer_run_is_not_served(admin_client):
     assert r.status_code == 503 and r.json()["state"] == "unavailable"
     changelist = admin_client.get("/admin/live/batch/").content.decode()
     assert "removed_agent" in changelist
+
+
+def test_the_experiment_fields_have_their_fieldset_and_the_arms_their_choices(admin_client):
+    """The arms' JSON carries the per-game agent choices the table offers (the batch's own agent
+    fields' choices); budget, assignment, end questions and blind wait are shown beside it; an
+    arm's problem is shown on the arms field, naming the arm."""
+    import html as htmlmod
+    import re
+
+    page = admin_client.get("/admin/live/batch/add/").content.decode()
+    experiment = page.split("gt-experiment")[1].split("</fieldset>")[0]
+    for name in ("arms", "assignment", "budget_usd", "ask_partner_kind", "ask_preference", "blind_wait_min_s",
+                 "blind_wait_max_s"):
+        assert f'name="{name}"' in experiment, name
+    area = re.search(r'<textarea[^>]*class="[^"]*gt-arms-json[^"]*"[^>]*>', experiment).group(0)
+    choices = json.loads(htmlmod.unescape(re.search(r'data-agents="([^"]*)"', area).group(1)))
+    assert choices["colors_v1"]["roles"] == list(GAMES["colors_v1"].roles)
+    listener = [v for v, _ in choices["colors_v1"]["agents"]["listener"]]
+    form_choices = [v for v, _ in BatchForm().fields["colors_v1__agent__listener"].choices]
+    assert listener == form_choices and listener[0] == "" and "colors_literal_listener" in listener
+    r = admin_client.post("/admin/live/batch/add/", form_data(slug="bad-arm", arms=[
+        {"name": "a", "agents": {"speaker": "colors_lexicon_speaker"}},
+        {"name": "b", "agents": {"speaker": "alice_exact"}}]))
+    text = htmlmod.unescape(r.content.decode())
+    assert r.status_code == 200 and not Batch.objects.filter(slug="bad-arm").exists()
+    errors = text.split('field-arms')[1].split("</ul>")[0]
+    assert "arms[1].agents.speaker (arm 'b')" in errors
