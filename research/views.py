@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 
 from django import forms
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
 from crowd import entry as crowd_entry
 from crowd.staff import RESEARCH, staff_permission
-from research import agent_calls, arm_monitor, monitor
+from research import agent_calls, arm_monitor, arm_table, monitor
 from live.batches import batch_problems
 from live import scene_images
 from live.models import Batch, Match
@@ -156,6 +156,11 @@ def research_compare(request):
             arm_stats = arm_monitor.batch_arms(batch=arm_batch, delta=arm_monitor.parse_delta(request.GET.get("delta")))
         except arm_monitor.BadDelta as exc:
             arm_error, status = str(exc), 400
+    if request.GET.get("format") == "csv" and arm_batch is not None:
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{arm_batch.slug}-arms.csv"'
+        arm_table.write_arm_table(arm_batch, response)
+        return response
     if request.GET.get("format") == "json":
         return JsonResponse({"result": result, "refused": refused, "errors": form.errors or None, "arms": arm_stats},
                             status=status)
