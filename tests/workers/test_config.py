@@ -150,12 +150,18 @@ CHECKPOINT_OF = {"guesswhich_neural_qbot": "guesswhich_neural_alice"}   # its an
 
 
 def test_the_example_file_is_valid_once_uncommented(models_file):
-    """models/models.toml ships its entries commented out (no checkpoint in git): uncommented, they
-    are a valid file for the registry (the families' modules exist, the fallbacks are rule agents)."""
+    """models/models.toml ships one entry on (the colour listener trained on people's rounds, its
+    committed checkpoint pinned by sha256) and the others commented out: uncommented, they are a
+    valid file for the registry (the families' modules exist, the fallbacks are rule agents)."""
     import re
 
+    from agents.checkpoints import file_sha256
+
     text = (ROOT / "models" / "models.toml").read_text()
-    assert parse(ROOT / "models" / "models.toml") == []   # as shipped: no model agents
+    shipped = parse(ROOT / "models" / "models.toml")   # as shipped: the people-trained colour listener
+    assert [c.name for c in shipped] == ["colors_neural_listener"]
+    assert shipped[0].checkpoint.endswith("/colors/colors_neural_listener_cic.pt")
+    assert file_sha256(shipped[0].checkpoint) == shipped[0].sha256
     lines = [line[2:] for line in text.splitlines() if re.match(r"^# (\[\[agent\]\]|[a-z_0-9]+ = )", line)]
     models_file("\n".join(lines))
     specs = all_agents()
