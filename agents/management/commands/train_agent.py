@@ -1,4 +1,4 @@
-"""Train a neural agent on data the project generates and write its checkpoint.
+"""Train a neural agent on data the project generates (colors kinds: also on people's rounds, --data) and write its checkpoint.
 
     python manage.py train_agent colors_neural_listener [--examples 12000 --epochs 8 --seed 0 \
         --out models/colors/colors_neural_listener.pt --device cpu]
@@ -51,7 +51,7 @@ DATA_RECIPES = {
 
 
 class Command(BaseCommand):
-    help = "Train a neural color agent (listener L0 or speaker S0) on generated data."
+    help = "Train a neural agent on generated data (colors kinds: also on people's rounds, --data FILE)."
 
     def add_arguments(self, parser):
         parser.add_argument("kind", choices=KINDS)
