@@ -1,4 +1,4 @@
-"""Train a neural agent on data the project generates (colors kinds: also on people's rounds, --data) and write its checkpoint.
+"""Train a neural agent on generated data (colors kinds: also on people's rounds, --data); write its checkpoint.
 
     python manage.py train_agent colors_neural_listener [--examples 12000 --epochs 8 --seed 0 \
         --out models/colors/colors_neural_listener.pt --device cpu]
