@@ -14,11 +14,13 @@ export SECRET_KEY="${SECRET_KEY:-$(.venv/bin/python -c 'import secrets; print(se
 export GT_PSEUDONYM_KEY="${GT_PSEUDONYM_KEY:-test-pseudonym}"
 export GT_TEST_DB_NAME="${GT_TEST_DB_NAME:-test_groundtalk_$$}"
 mkdir -p var
-# The whole suite (no test path given) runs in TEST_WORKERS pytest-xdist workers (default 3: much
-# of it waits for servers, workers and browsers), a test file's tests all in one worker (its module
-# fixtures start once), the files in the order tests/conftest.py gives (slowest first). Each worker
-# has its own test database (pytest-django's _gwN suffix), Redis database, server and Celery worker
-# (docs/testing.md). A run of chosen tests runs in one process unless it says -n.
+# TEST_WORKERS=N runs the whole suite (no test path given) in N pytest-xdist workers, a test
+# file's tests all in one worker (its module fixtures start once), the files in the order
+# tests/conftest.py gives (slowest first). Each worker has its own test database (pytest-django's
+# _gwN suffix), Redis database, server and Celery worker (docs/testing.md). The default is one
+# process (TEST_WORKERS=0): on this 2-core machine the suite is CPU-bound (36 CPU-minutes), three
+# workers were not faster and ran PostgreSQL out of connections (docs/testing.md, "In parallel").
+# A run of chosen tests runs in one process unless it says -n.
 parallel=1
 for arg in "$@"; do
   case "$arg" in
@@ -27,7 +29,7 @@ for arg in "$@"; do
     *) [ -e "${arg%%::*}" ] && parallel=0 ;;
   esac
 done
-if [ "$parallel" = 1 ] && [ "${TEST_WORKERS:-3}" != 0 ]; then
-  set -- -n "${TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@"
+if [ "$parallel" = 1 ] && [ "${TEST_WORKERS:-0}" != 0 ]; then
+  set -- -n "${TEST_WORKERS}" --dist loadfile --no-loadscope-reorder "$@"
 fi
 exec .venv/bin/python -m pytest "$@"

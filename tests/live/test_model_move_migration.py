@@ -166,7 +166,10 @@ def test_rows_written_before_the_move_read_back_after_it_and_back_again():
         assert {(p.content_type.app_label, p.codename) for p in old_group.permissions.all()} \
             == {("games", "view_batch"), ("games", "change_batch")}
         CT = apps.get_model("contenttypes", "ContentType")
-        assert not CT.objects.filter(app_label="live").exists()
+        # no moved model's content type is left under live/ (models added to live after the move,
+        # e.g. ArmCounter, keep theirs: Django does not delete content types when migrating back)
+        moved_live = {m._meta.model_name for m in MOVED if m._meta.app_label == "live"}
+        assert not CT.objects.filter(app_label="live", model__in=moved_live).exists()
         assert CT.objects.filter(app_label="crowd", model="participant").count() == 0
         assert CT.objects.filter(app_label="games", model="participant").count() == 1
 
