@@ -48,7 +48,7 @@ import json
 import statistics
 from typing import IO, Iterable, Sequence
 
-from games.records import model_seats
+from games.records import ARM_COLUMNS, arm_fields, model_seats
 from groundtalk_web import csvsafe
 
 from games.codraw.metric import original_similarity
@@ -63,7 +63,7 @@ SPLIT_MODES = ("hash", "train", "val", "test", "original")
 DEFAULT_SPLIT = "hash"
 DEFAULT_RATIOS = (80.0, 10.0, 10.0)             # train/val/test shares of the hash split
 KEY_DIGITS = 5                                  # train_00000, as the release numbers its keys
-KEY_COLUMNS = ("key", "split", "match_id", "batch", "source_key")
+KEY_COLUMNS = ("key", "split", "match_id", "batch", "source_key", *ARM_COLUMNS)   # then the experiment's arm
 
 
 def parse_ratios(value: str | Sequence[float]) -> tuple[float, float, float]:
@@ -209,7 +209,7 @@ def codraw_json(records: Iterable[dict], *, statuses: tuple[str, ...] = ("finish
         if key_rows is not None:
             key_rows.append({"key": key, "split": name, "match_id": record["match_id"],
                              "batch": record.get("batch") or "",
-                             "source_key": (record.get("content") or {}).get("key") or ""})
+                             "source_key": (record.get("content") or {}).get("key") or "", **arm_fields(record)})
     return {"count": len(data), "stat": stat, "data": data}
 
 

@@ -430,3 +430,20 @@ def test_groundtalk_s_own_readers_read_the_split_export(many_records, tmp_path):
     assert split_keys(document["data"], "train") == list(train)       # only the train split now
     assert load_database(path, "train").entries
     assert len(import_codraw_json(path)) == 120
+
+
+def test_the_key_file_carries_each_match_s_arm(many_records):
+    """The authors' layout has no place for the experiment: the key file says each key's arm,
+    order, position and seed (games.records.arm_fields), blank where the record has none."""
+    records = [dict(r, arm="literal" if i % 2 else "neural", arm_order=["neural", "literal"], arm_position=i % 2,
+                    arm_seed=41) for i, r in enumerate(many_records[:6])]
+    _, document, rows, _ = _export(records + many_records[6:8])
+    assert list(rows[0]) == ["key", "split", "match_id", "batch", "source_key", "arm", "arm_order", "arm_position",
+                             "arm_seed"]
+    by_match = {r["match_id"]: r for r in rows}
+    for i, record in enumerate(records):
+        row = by_match[record["match_id"]]
+        assert (row["arm"], row["arm_order"], row["arm_position"], row["arm_seed"]) == \
+            ("literal" if i % 2 else "neural", "neural;literal", str(i % 2), "41")
+    assert {(by_match[r["match_id"]]["arm"], by_match[r["match_id"]]["arm_seed"]) for r in many_records[6:8]} == {("", "")}
+    assert sorted(document["data"]) == sorted(r["key"] for r in rows)
