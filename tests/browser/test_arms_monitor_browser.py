@@ -2,7 +2,7 @@
 monitor shows each arm's accuracy with its interval, the chart, every pair's test with raw and
 Holm p (research/arms.py's numbers), the pairs within subjects, the planner recomputed for a new
 difference, and the cost per arm with the budget; the compare page shows the arms of one batch;
-the export page warns of an empty file; /research/ says which batch cannot run. Screenshots in
+the export page warns of an empty file. Screenshots in
 var/screens (arms_*.png)."""
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from playwright.sync_api import expect
 
 from agents.models import AgentCall
 from crowd.models import Participant
-from live import batches as live_batches
 from live.models import Match, Seat
 from research import arms
 from tests.support.factories import batch as make_batch
@@ -60,7 +59,7 @@ def staff_page(browser, live_server_url):
     ctx.close()
 
 
-def test_two_arm_monitor_compare_export_and_cannot_run(staff_page, live_server_url, monkeypatch):
+def test_two_arm_monitor_compare_and_export(staff_page, live_server_url):
     page = staff_page
     b = two_arm_batch()
     expected = arms.batch_arm_statistics(batch=b)["metrics"][0]
@@ -115,10 +114,6 @@ def test_two_arm_monitor_compare_export_and_cannot_run(staff_page, live_server_u
     no_sideways_scroll(page)
     page.screenshot(path=str(SCREENS / "arms_review.png"), full_page=False)
 
-    monkeypatch.setattr(live_batches.agent_seats, "dead_queues", lambda queues: list(queues))
-    page.goto(f"{live_server_url}/research/")
-    expect(page.locator(f'tr[data-batch="{b.slug}"] .cannot-run')).to_contain_text("No worker is running for agent")
-    page.goto(f"{live_server_url}/research/batches/{b.slug}/")
-    expect(page.locator("#cannot-run")).to_be_visible()
-    page.screenshot(path=str(SCREENS / "arms_cannot_run.png"), full_page=False)
+    # "cannot run" on /research/ and the batch page: tests/research/test_arm_monitor.py (the server
+    # here is a process of its own, whose workers' liveness this test cannot patch)
     assert page.problems == []
