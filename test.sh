@@ -18,8 +18,8 @@ mkdir -p var
 # file's tests all in one worker (its module fixtures start once), the files in the order
 # tests/conftest.py gives (slowest first). Each worker has its own test database (pytest-django's
 # _gwN suffix), Redis database, server and Celery worker (docs/testing.md). The default is one
-# process (TEST_WORKERS=0): on this 2-core machine the suite is CPU-bound (36 CPU-minutes), three
-# workers were not faster and ran PostgreSQL out of connections (docs/testing.md, "In parallel").
+# process (TEST_WORKERS=0): three workers were faster here (27 against 36 min) but ran PostgreSQL
+# out of connections and lost fault tests on the loaded 2 cores (docs/testing.md, "In parallel").
 # A run of chosen tests runs in one process unless it says -n.
 parallel=1
 for arg in "$@"; do
