@@ -13,7 +13,7 @@ from agents.models import AgentCall
 from live.models import Match
 
 from tests.support.factories import batch as make_batch
-from tests.support.llm_agents import PROMPT, openai_entry, reset_registry, use_tiny_roles, write_models_file
+from tests.support.llm_agents import PROMPT, models_on_standin, openai_entry, reset_registry
 from tests.support.llm_matches import llm_colors_match
 from tests.support.openai_standin import OpenAIStandin
 
@@ -30,14 +30,9 @@ def standin_server():
 @pytest.fixture
 def llm(tmp_path, monkeypatch, standin_server):
     """``llm_speaker`` (pinned: seed, temperature 0, images) and ``llm_streamer`` (streamed, no seed)."""
-    standin_server.reset()
-    use_tiny_roles(monkeypatch)
-    write_models_file(tmp_path, monkeypatch, openai_entry(standin_server.base_url, extra=PINNED),
-                      openai_entry(standin_server.base_url, name="llm_streamer", extra="stream = true"))
-    yield standin_server
-    standin_server.reset()
-    monkeypatch.delenv("GT_MODELS_FILE", raising=False)
-    reset_registry()
+    with models_on_standin(tmp_path, monkeypatch, standin_server, openai_entry(standin_server.base_url, extra=PINNED),
+                           openai_entry(standin_server.base_url, name="llm_streamer", extra="stream = true")) as server:
+        yield server
 
 
 def replay(*args) -> str:

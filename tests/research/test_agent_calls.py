@@ -18,7 +18,7 @@ from live.services import SeatSpec, match_create
 
 from tests.support import play
 from tests.support.factories import batch as make_batch
-from tests.support.llm_agents import openai_entry, reset_registry, use_tiny_roles, write_models_file
+from tests.support.llm_agents import models_on_standin, openai_entry, write_models_file
 from tests.support.llm_matches import llm_colors_match
 from tests.support.openai_standin import OpenAIStandin
 from tests.support.staff_users import staff_user
@@ -36,14 +36,9 @@ def standin_server():
 @pytest.fixture
 def llm(tmp_path, monkeypatch, standin_server):
     """One LLM speaker (``llm_speaker``, priced, images on) on the stand-in, or the entries given."""
-    standin_server.reset()
-    use_tiny_roles(monkeypatch)
-    write_models_file(tmp_path, monkeypatch, openai_entry(standin_server.base_url, extra=PRICED),
-                      openai_entry(standin_server.base_url, name="llm_speaker_b", extra="stream = true"))
-    yield standin_server
-    standin_server.reset()
-    monkeypatch.delenv("GT_MODELS_FILE", raising=False)
-    reset_registry()
+    with models_on_standin(tmp_path, monkeypatch, standin_server, openai_entry(standin_server.base_url, extra=PRICED),
+                           openai_entry(standin_server.base_url, name="llm_speaker_b", extra="stream = true")) as server:
+        yield server
 
 
 @pytest.fixture

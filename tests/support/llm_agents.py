@@ -7,6 +7,7 @@ adapter of this file's, is put in its place with :func:`use_tiny_roles`.
 """
 from __future__ import annotations
 
+import contextlib
 import textwrap
 
 from agents import registry
@@ -105,3 +106,18 @@ def write_models_file(tmp_path, monkeypatch, *entries: str):
 def reset_registry() -> None:
     registry.all_agents.cache_clear()
     registry._built.clear()
+
+
+@contextlib.contextmanager
+def models_on_standin(tmp_path, monkeypatch, server, *entries: str):
+    """The tiny roles and a models file of ``entries`` for one test against the stand-in ``server``
+    (its script and record reset before and after); the registry rebuilt without them afterwards."""
+    server.reset()
+    use_tiny_roles(monkeypatch)
+    write_models_file(tmp_path, monkeypatch, *entries)
+    try:
+        yield server
+    finally:
+        server.reset()
+        monkeypatch.delenv("GT_MODELS_FILE", raising=False)
+        reset_registry()
