@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up and run GroundTalk: .venv with dependencies, migrations, demo content, the server and
-# (full stack) the model worker. Embedded by default; full stack when DATABASE_URL and REDIS_URL
+# the model agents' processes: embedded, the model server (manage.py model_server, on
+# 127.0.0.1:GT_MODEL_SERVER_PORT); full stack, the agent worker and one model worker per torch family. Embedded by default; full stack when DATABASE_URL and REDIS_URL
 # are set. PORT (default 8000) and HOST (default 127.0.0.1) choose where it listens.
 #   GT_DEMO        load the demo batches (default: 1 embedded, 0 full stack); on the full stack
 #                  GT_DEMO=1 also opens their demo links, only with a loopback HOST and only from this machine
@@ -23,20 +24,49 @@ if [ "${GT_DEMO:-$([ -z "$full_stack" ] && echo 1 || echo 0)}" = 1 ]; then
   fi
 fi
 .venv/bin/python manage.py gt_listen_check --host "${HOST}"
-worker_pid=""
+# The torch agents of the models file (models/models.toml or GT_MODELS_FILE): their family keys,
+# served only where torch is installed (the `models` extra).
+families=""
+if .venv/bin/python -c "import torch" >/dev/null 2>&1; then
+  families="$(.venv/bin/python manage.py model_families)"
+elif [ -n "$(.venv/bin/python manage.py model_families)" ]; then
+  echo "the models file has torch agents but torch is not installed (pip install -e '.[models]'):" \
+       "their batches show as 'cannot run'"
+fi
+# Every process started here is supervised (restarted when it exits unasked: the commands' own
+# supervisors) and stopped when this script exits.
+pids=()
+stop_all() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap stop_all EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 if [ -n "$full_stack" ]; then
-  echo "full stack: PostgreSQL + Redis; starting the model worker (log: var/worker.log)"
+  echo "full stack: PostgreSQL + Redis; starting the agent worker (log: var/worker.log)"
   echo "staff account for the researcher pages and the admin (once, same environment):"
   echo "  .venv/bin/python manage.py createsuperuser"
   if [ "${GT_DEMO:-0}" = 1 ]; then
     echo "demo batches: open http://${HOST}:${PORT:-8000}/ on this machine (demo links open only from it, HOST loopback)"
   fi
   .venv/bin/python manage.py agent_worker --concurrency 4 > var/worker.log 2>&1 &
-  worker_pid=$!
-  trap '[ -n "$worker_pid" ] && kill "$worker_pid" 2>/dev/null' EXIT
+  pids+=($!)
+  for family in $families; do   # one batched model worker per family (docs/agents.md, "The model worker")
+    echo "model worker for family $family (log: var/model-worker-$family.log)"
+    .venv/bin/python manage.py model_worker --family "$family" > "var/model-worker-$family.log" 2>&1 &
+    pids+=($!)
+  done
 else
   echo "embedded: SQLite (db.sqlite3), in-memory channel layer, agents in the server process"
+  if [ -n "$families" ]; then   # the torch agents: the model server on loopback (docs/agents.md)
+    echo "model server for families $(echo $families | tr ' ' ','):" \
+         "127.0.0.1:${GT_MODEL_SERVER_PORT:-8765} (log: var/model-server.log)"
+    .venv/bin/python manage.py model_server > var/model-server.log 2>&1 &
+    pids+=($!)
+  fi
 fi
 echo "GroundTalk on http://${HOST}:${PORT:-8000}/  (researcher pages: /research/, admin: /admin/)"
+# In the background and waited for, so that a TERM or Ctrl-C stops it and every process above at once.
 .venv/bin/python -m uvicorn groundtalk_web.asgi:application --host "${HOST}" --port "${PORT:-8000}" \
-  --workers "${WORKERS:-1}" --ws-max-size 65536 --ws-per-message-deflate false --lifespan on
+  --workers "${WORKERS:-1}" --ws-max-size 65536 --ws-per-message-deflate false --lifespan on &
+web_pid=$!
+pids+=("$web_pid")
+wait "$web_pid"

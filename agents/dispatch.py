@@ -1,5 +1,5 @@
 """Where agent turns run: Celery model workers (full stack) or a thread pool in the web process
-(embedded). The web process never waits on a model: this only enqueues. Live matches call it
+(embedded; a torch agent's turn is posted from there to the model server, agents/serving/server.py). The web process never waits on a model: this only enqueues. Live matches call it
 through their ``agent_turns_due`` signal after each commit (``wake_on_commit``, connected in
 agents/apps.py), so live/ imports no agent code.
 
@@ -18,14 +18,17 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from agents import services, tasks
+from agents import model_client
 from agents.registry import get_agent_spec
 
 log = logging.getLogger(__name__)
 _pools: dict[str, ThreadPoolExecutor] = {}
 _pool_lock = threading.Lock()
 # The embedded mode's threads: the rule agents' (CPU, fast), and the LLM agents' apart (agents/llm/:
-# a turn waits seconds on its endpoint, and must not hold up the rule agents of other matches).
-POOL_SIZES = {"agent": 4, "llm": 32}
+# a turn waits seconds on its endpoint, and must not hold up the rule agents of other matches), and
+# the torch agents' (each waits on the model server, which batches the turns of concurrent matches:
+# as many threads as turns one batch may hold).
+POOL_SIZES = {"agent": 4, "llm": 32, "model": 32}
 
 
 def _executor(kind: str = "agent") -> ThreadPoolExecutor:
@@ -53,9 +56,11 @@ def wake_agents(*, match_id, seq: int, roles: list[str], agent_seats: dict[str, 
                 tasks.agent_take_turn.apply_async((str(match_id), role, seq), queue=spec.queue_name,
                                                   retry=False)
             elif spec.model is not None and spec.model.kind == "torch":
-                # the web process never loads a model: without model workers (the embedded mode)
-                # the watchdog's fallback plays a torch agent's seat after its timeout
-                log.warning("agent %s is a torch model agent: no model worker in the embedded mode", spec.name)
+                # the web process never loads a model: the embedded mode's model server plays the
+                # turn (agents/serving/server.py), posted to from a thread here as a bridge agent's
+                _executor("model").submit(
+                    _run_inprocess, services.agent_take_turn, match_id=str(match_id), role=role, expected_seq=seq,
+                    agent=model_client.agent_for(spec.model))
             else:
                 llm = spec.model is not None and spec.model.kind == "openai"
                 _executor("llm" if llm else "agent").submit(

@@ -3,6 +3,8 @@
 looks its function up when it runs, so the registry's cache and the tests' stand-ins apply."""
 from __future__ import annotations
 
+from django.conf import settings
+
 from agents import liveness, registry, services
 from agents.base import AgentSpec
 
@@ -19,3 +21,10 @@ def fallback_turn(*, match_id, role: str, expected_seq: int) -> str:
 
 def dead_queues(queues: list[str]) -> list[str] | None:
     return liveness.dead_queues(queues)
+
+
+def queue_problem(queue: str) -> str | None:
+    """The embedded mode's torch agents: what the model server says about the queue's family."""
+    if settings.GT_AGENT_MODE == "celery" or not queue.startswith("model."):
+        return None
+    return liveness.model_queue_problem(queue)

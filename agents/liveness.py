@@ -11,7 +11,9 @@ once; one that is killed ages out.
 batch whose agent has no worker is shown as such in the admin and is not served (home page, entry
 link, lobby). The answer is "unknown" (never "dead") when Redis cannot be read: agents cannot be
 woken then anyway, and the watchdog (live/watchdog.py) lets their fallbacks act from PostgreSQL.
-With agents in the web process (``GT_AGENT_MODE=inprocess``, the embedded mode) every queue is alive.
+With agents in the web process (``GT_AGENT_MODE=inprocess``, the embedded mode) every queue is alive
+but the torch agents' ``model.<family_key>``: those are alive while the model server
+(agents/serving/server.py) reports the family ready.
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ import time
 
 from django.conf import settings
 import redis
+
+from agents import model_client
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +62,12 @@ def forget(client, queues: list[str], hostname: str) -> None:
 
 def dead_queues(queues: list[str]) -> list[str] | None:
     """The queues among ``queues`` that no worker consumed within GT_WORKER_TTL_S; None: cannot tell."""
-    if settings.GT_AGENT_MODE != "celery" or not queues:
-        # in-process agents are always served, except torch model agents (``model.<family>``
-        # queues): the web process never loads a model, so they need the full stack's model workers
-        return [q for q in queues if q.startswith("model.")] if settings.GT_AGENT_MODE != "celery" else []
+    if settings.GT_AGENT_MODE != "celery":
+        # in-process agents are always served; torch model agents (``model.<family>`` queues) while
+        # the embedded mode's model server reports their family ready (agents/serving/server.py)
+        return [q for q in queues if q.startswith("model.") and model_queue_problem(q) is not None]
+    if not queues:
+        return []
     client = _client()
     if client is None:
         return None
@@ -77,6 +83,13 @@ def dead_queues(queues: list[str]) -> list[str] | None:
     finally:
         client.close()
     return [q for q, n in zip(queues, counts) if not n]
+
+
+def model_queue_problem(queue: str) -> str | None:
+    """The embedded mode: why the model server does not serve the family of ``model.<family_key>``
+    (None: it does). Its ``/health`` answer is cached for 2 s and asked with a 0.5 s timeout
+    (agents/model_client.py)."""
+    return model_client.family_problem(queue.removeprefix("model."))
 
 
 class Heartbeat(threading.Thread):

@@ -31,11 +31,13 @@ def _due(match_id, role: str, expected_seq: int):
     return match
 
 
-def agent_take_turn(*, match_id, role: str, expected_seq: int) -> str:
+def agent_take_turn(*, match_id, role: str, expected_seq: int, agent=None) -> str:
     """Let the agent in ``role`` act on the state at ``expected_seq``. Returns what happened.
 
     Stale turns do nothing; a retried task is answered by the service's idempotency (the client
-    action id is derived from the seq), so a redelivered task never acts twice.
+    action id is derived from the seq), so a redelivered task never acts twice. ``agent``: the
+    object that plays the seat's agent instead of the registry's (the embedded mode's client of
+    the model server for a torch agent, agents/model_client.py).
     """
     match = _due(match_id, role, expected_seq)
     if match is None:
@@ -44,7 +46,7 @@ def agent_take_turn(*, match_id, role: str, expected_seq: int) -> str:
     spec = get_game(match.game_id)
     view = spec.rules.view_for(match.state, role)
     started = time.monotonic()
-    agent = agent_instance(name)
+    agent = agent if agent is not None else agent_instance(name)
     act_turn = getattr(agent, "act_turn", None)
     turn = _turn_context(match, role, expected_seq) if callable(act_turn) else None
     try:

@@ -156,6 +156,10 @@ class Env(BaseSettings):
                                                              "acts; `0`: each agent's own")
     GT_MODELS_FILE: str = Field("", description="the model agents' configuration file",
                                 json_schema_extra={"shown": "`models/models.toml`"})
+    GT_MODEL_SERVER_PORT: int = Field(8765, ge=1, le=65535,
+                                      description="the embedded mode's model server (`manage.py model_server`, "
+                                                  "started by run.sh) listens on 127.0.0.1 at this port; the web "
+                                                  "process sends it the torch agents' turns there")
     GT_CODRAW_ART_DIR: str = Field("", description="a folder of the original Abstract Scenes clip-art "
                                                               "PNGs for the CoDraw page (docs/games/codraw_ui.md)")
 

@@ -186,6 +186,10 @@ CELERY_BROKER_URL = ENV.CELERY_BROKER_URL
 # A queue with no worker heartbeat for this long has no worker: batches whose agents use it are not
 # served (agents/liveness.py). Workers beat every 5 s.
 GT_WORKER_TTL_S = ENV.GT_WORKER_TTL_S
+# The embedded mode's torch agents are played by the model server (agents/serving/server.py), on
+# loopback only; the web process posts their turns to this address (agents/serving/client.py).
+GT_MODEL_SERVER_PORT = ENV.GT_MODEL_SERVER_PORT
+GT_MODEL_SERVER_URL = f"http://127.0.0.1:{GT_MODEL_SERVER_PORT}"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True

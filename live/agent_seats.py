@@ -63,3 +63,10 @@ def fallback_turn(*, match_id, role: str, expected_seq: int) -> str:
 
 def dead_queues(queues: list[str]) -> list[str] | None:
     return _get().dead_queues(queues)
+
+
+def queue_problem(queue: str) -> str | None:
+    """Why a dead queue has no worker, when the provider can say more than that (the embedded
+    mode's model server: a family still loading, or one that could not load, and why)."""
+    explain = getattr(_get(), "queue_problem", None)
+    return explain(queue) if callable(explain) else None

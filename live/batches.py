@@ -201,8 +201,14 @@ def worker_problems(agents: dict) -> list[str]:
     known = agent_seats.all_agents()
     queues = {name: known[name].queue_name for name in set(agents.values()) if name in known}
     dead = agent_seats.dead_queues(sorted(set(queues.values()))) or []
-    return [f"No worker is running for agent {name!r} (queue {queue}): start " + _worker_command(known[name])
-            for name, queue in sorted(queues.items()) if queue in dead]
+    out = []
+    for name, queue in sorted(queues.items()):
+        if queue not in dead:
+            continue
+        why = agent_seats.queue_problem(queue)   # the embedded mode's model server says why
+        out.append(f"Model agent {name!r} cannot run (queue {queue}): {why}." if why else
+                   f"No worker is running for agent {name!r} (queue {queue}): start " + _worker_command(known[name]))
+    return out
 
 
 def _worker_command(spec) -> str:
