@@ -15,23 +15,17 @@ from live.models import Match
 from tests.support.factories import batch as make_batch
 from tests.support.llm_agents import PROMPT, models_on_standin, openai_entry, reset_registry
 from tests.support.llm_matches import llm_colors_match
-from tests.support.openai_standin import OpenAIStandin
 
 pytestmark = pytest.mark.django_db
 PINNED = "images = true\nseed = 3\ntemperature = 0\nmax_tokens = 64"
 
 
-@pytest.fixture(scope="module")
-def standin_server():
-    with OpenAIStandin() as server:
-        yield server
-
-
 @pytest.fixture
-def llm(tmp_path, monkeypatch, standin_server):
+def llm(tmp_path, monkeypatch, openai_standin_server):
     """``llm_speaker`` (pinned: seed, temperature 0, images) and ``llm_streamer`` (streamed, no seed)."""
-    with models_on_standin(tmp_path, monkeypatch, standin_server, openai_entry(standin_server.base_url, extra=PINNED),
-                           openai_entry(standin_server.base_url, name="llm_streamer", extra="stream = true")) as server:
+    url = openai_standin_server.base_url
+    with models_on_standin(tmp_path, monkeypatch, openai_standin_server, openai_entry(url, extra=PINNED),
+                           openai_entry(url, name="llm_streamer", extra="stream = true")) as server:
         yield server
 
 

@@ -20,24 +20,18 @@ from tests.support import play
 from tests.support.factories import batch as make_batch
 from tests.support.llm_agents import models_on_standin, openai_entry, write_models_file
 from tests.support.llm_matches import llm_colors_match
-from tests.support.openai_standin import OpenAIStandin
 from tests.support.staff_users import staff_user
 
 pytestmark = pytest.mark.django_db
 PRICED = "images = true\nseed = 3\ntemperature = 0\nprice_in = 2.5\nprice_out = 10.0"
 
 
-@pytest.fixture(scope="module")
-def standin_server():
-    with OpenAIStandin() as server:
-        yield server
-
-
 @pytest.fixture
-def llm(tmp_path, monkeypatch, standin_server):
+def llm(tmp_path, monkeypatch, openai_standin_server):
     """One LLM speaker (``llm_speaker``, priced, images on) on the stand-in, or the entries given."""
-    with models_on_standin(tmp_path, monkeypatch, standin_server, openai_entry(standin_server.base_url, extra=PRICED),
-                           openai_entry(standin_server.base_url, name="llm_speaker_b", extra="stream = true")) as server:
+    url = openai_standin_server.base_url
+    with models_on_standin(tmp_path, monkeypatch, openai_standin_server, openai_entry(url, extra=PRICED),
+                           openai_entry(url, name="llm_speaker_b", extra="stream = true")) as server:
         yield server
 
 

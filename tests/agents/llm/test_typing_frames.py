@@ -49,15 +49,26 @@ def test_the_pacing_of_a_turn_is_drawn_from_the_turn():
 MESSAGE = "the deep blue one, darker than the sky"
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_the_partner_sees_the_reply_as_it_is_written_then_the_message(tmp_path, monkeypatch, openai_standin):
+async def _paced_turn(tmp_path, monkeypatch, standin, *, min_s: float, chunk_delay_s: float, arms=None):
+    """One turn of an LLM speaker (streamed, paced: ``min_s``, 30 chars/s, jitter 0.2) on the stand-in
+    answering MESSAGE, with the listener's socket open (the match in a human-agent batch of ``arms``
+    when given): the typing frames the socket got (time received, frame), the ``message_sent`` event,
+    when the agent was due (epoch s), the turn's AgentCall and the batch (None without ``arms``)."""
+    from tests.support.factories import batch as make_batch
+
     use_tiny_roles(monkeypatch)
     write_models_file(tmp_path, monkeypatch, openai_entry(
-        openai_standin.base_url, timeout_s=15,
-        extra="stream = true\nreply_pacing = { min_s = 4, chars_per_s = 30, jitter = 0.2 }"))
+        standin.base_url, timeout_s=15,
+        extra=f"stream = true\nreply_pacing = {{ min_s = {min_s}, chars_per_s = 30, jitter = 0.2 }}"))
+    b = None
     try:
-        openai_standin.script({"content": json.dumps({"message": MESSAGE}), "chunk_delay_s": 0.08})
+        standin.script({"content": json.dumps({"message": MESSAGE}), "chunk_delay_s": chunk_delay_s})
+        if arms is not None:
+            b = await database_sync_to_async(make_batch)(pairing="human-agent", human_roles=["listener"],
+                                                         agents={"speaker": "llm_speaker"}, arms=arms)
         match, seats = await database_sync_to_async(colors_match)(rounds=2, agents={"speaker": "llm_speaker"})
+        if b is not None:
+            await database_sync_to_async(Match.objects.filter(pk=match.id).update)(batch=b, arm="model")
         listener, _ = await connect(match.id, seats["listener"].token)
         due = (await database_sync_to_async(Match.objects.get)(pk=match.id)).agent_due_since.timestamp()
         turn = asyncio.ensure_future(database_sync_to_async(agent_take_turn, thread_sensitive=False)(
@@ -73,12 +84,18 @@ async def test_the_partner_sees_the_reply_as_it_is_written_then_the_message(tmp_
         await listener.disconnect()
     finally:
         reset_registry()
+    call = await database_sync_to_async(AgentCall.objects.get)(match_id=match.id)
+    return frames, said, due, call, b
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_partner_sees_the_reply_as_it_is_written_then_the_message(tmp_path, monkeypatch, openai_standin):
+    frames, said, due, call, _ = await _paced_turn(tmp_path, monkeypatch, openai_standin, min_s=4, chunk_delay_s=0.08)
     texts = [f["text"] for _, f in frames]
     assert all(f["role"] == "speaker" and set(f) == {"type", "role", "text"} for _, f in frames)
     assert texts[0] == "" and len(set(texts)) >= 4, texts          # typing, then the words as they come
     assert all(MESSAGE.startswith(t) for t in texts) and texts == sorted(texts, key=len)
     assert said["payload"]["text"] == MESSAGE
-    call = await database_sync_to_async(AgentCall.objects.get)(match_id=match.id)
     # the drawn delay (4 s x 0.8-1.2; the message is shorter than 2 s of typing) is recorded and kept
     assert 3200 <= call.pacing_ms <= 4800 and call.outcome == "acted" and call.params["stream"] is True
     assert said["t"] / 1000 >= due + call.pacing_ms / 1000 - 0.05
@@ -102,35 +119,10 @@ async def test_a_blind_batchs_seat_gets_no_typing_frame_and_the_reply_is_still_p
     arms) an agent's would give it away: its seat's socket gets the message only, as late as the
     drawn pacing says; in a batch whose arms all have agents the frames come as usual."""
     from live.arms import is_blind
-    from tests.support.factories import batch as make_batch
 
-    use_tiny_roles(monkeypatch)
-    write_models_file(tmp_path, monkeypatch, openai_entry(
-        openai_standin.base_url, timeout_s=15,
-        extra="stream = true\nreply_pacing = { min_s = 1.5, chars_per_s = 30, jitter = 0.2 }"))
-    try:
-        openai_standin.script({"content": json.dumps({"message": MESSAGE}), "chunk_delay_s": 0.02})
-        b = await database_sync_to_async(make_batch)(pairing="human-agent", human_roles=["listener"],
-                                                     agents={"speaker": "llm_speaker"}, arms=arms)
-        assert is_blind(b) is blind
-        match, seats = await database_sync_to_async(colors_match)(rounds=2, agents={"speaker": "llm_speaker"})
-        await database_sync_to_async(Match.objects.filter(pk=match.id).update)(batch=b, arm="model")
-        listener, _ = await connect(match.id, seats["listener"].token)
-        due = (await database_sync_to_async(Match.objects.get)(pk=match.id)).agent_due_since.timestamp()
-        turn = asyncio.ensure_future(database_sync_to_async(agent_take_turn, thread_sensitive=False)(
-            match_id=str(match.id), role="speaker", expected_seq=match.seq))
-        frames, said = [], None
-        while said is None:
-            got = await listener.receive_json_from(timeout=15)
-            if got["type"] == "typing":
-                frames.append(got)
-            elif got["type"] == "events":
-                said = next((e for e in got["events"] if e["type"] == "message_sent"), None)
-        assert await turn == "acted"
-        await listener.disconnect()
-    finally:
-        reset_registry()
+    frames, said, due, call, b = await _paced_turn(tmp_path, monkeypatch, openai_standin, min_s=1.5,
+                                                   chunk_delay_s=0.02, arms=arms)
+    assert is_blind(b) is blind
     assert said["payload"]["text"] == MESSAGE
     assert (frames == []) is blind, frames
-    call = await database_sync_to_async(AgentCall.objects.get)(match_id=match.id)
     assert 1200 <= call.pacing_ms <= 1800 and said["t"] / 1000 >= due + call.pacing_ms / 1000 - 0.05
