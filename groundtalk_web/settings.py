@@ -187,7 +187,7 @@ CELERY_BROKER_URL = ENV.CELERY_BROKER_URL
 # served (agents/liveness.py). Workers beat every 5 s.
 GT_WORKER_TTL_S = ENV.GT_WORKER_TTL_S
 # The embedded mode's torch agents are played by the model server (agents/serving/server.py), on
-# loopback only; the web process posts their turns to this address (agents/serving/client.py).
+# loopback only; the web process posts their turns to this address (agents/model_client.py).
 GT_MODEL_SERVER_PORT = ENV.GT_MODEL_SERVER_PORT
 GT_MODEL_SERVER_URL = f"http://127.0.0.1:{GT_MODEL_SERVER_PORT}"
 CELERY_RESULT_BACKEND = None
