@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Set up and run GroundTalk: .venv with dependencies, migrations, demo content, the server and
 # the model agents' processes: embedded, the model server (manage.py model_server, on
-# 127.0.0.1:GT_MODEL_SERVER_PORT); full stack, the agent worker and one model worker per torch family. Embedded by default; full stack when DATABASE_URL and REDIS_URL
-# are set. PORT (default 8000) and HOST (default 127.0.0.1) choose where it listens.
+# 127.0.0.1:GT_MODEL_SERVER_PORT); full stack, the agent worker, the CPU torch families' model
+# workers (manage.py model_workers, one process) and a model worker per GPU family. Embedded by
+# default; full stack when DATABASE_URL and REDIS_URL are set. PORT (default 8000) and HOST
+# (default 127.0.0.1) choose where it listens.
 #   GT_DEMO        load the demo batches (default: 1 embedded, 0 full stack); on the full stack
 #                  GT_DEMO=1 also opens their demo links, only with a loopback HOST and only from this machine
 #   GT_DEMO_ADMIN  create the staff account admin/admin (embedded only; default 1)
@@ -49,11 +51,19 @@ if [ -n "$full_stack" ]; then
   fi
   .venv/bin/python manage.py agent_worker --concurrency 4 > var/worker.log 2>&1 &
   pids+=($!)
-  for family in $families; do   # one batched model worker per family (docs/agents.md, "The model worker")
-    echo "model worker for family $family (log: var/model-worker-$family.log)"
-    .venv/bin/python manage.py model_worker --family "$family" > "var/model-worker-$family.log" 2>&1 &
-    pids+=($!)
-  done
+  if [ -n "$families" ]; then   # the batched model workers (docs/agents.md, "The model worker")
+    cpu_families="$(.venv/bin/python manage.py model_families --device cpu)"
+    if [ -n "$cpu_families" ]; then   # the CPU families: one process, a thread each
+      echo "model workers for families $(echo $cpu_families | tr ' ' ','): one process (log: var/model-workers.log)"
+      .venv/bin/python manage.py model_workers --device cpu > var/model-workers.log 2>&1 &
+      pids+=($!)
+    fi
+    for family in $(.venv/bin/python manage.py model_families --device gpu); do   # a process per GPU family
+      echo "model worker for family $family (log: var/model-worker-$family.log)"
+      .venv/bin/python manage.py model_worker --family "$family" > "var/model-worker-$family.log" 2>&1 &
+      pids+=($!)
+    done
+  fi
 else
   echo "embedded: SQLite (db.sqlite3), in-memory channel layer, agents in the server process"
   if [ -n "$families" ]; then   # the torch agents: the model server on loopback (docs/agents.md)

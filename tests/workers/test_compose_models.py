@@ -20,3 +20,17 @@ def test_the_torch_worker_service():
     assert "args" not in (services["web"].get("build") or {})   # the web image: no extras, no torch
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert 'ARG GT_EXTRAS=""' in dockerfile and 'pip install --no-cache-dir -e ".${GT_EXTRAS}"' in dockerfile
+
+
+def test_the_cpu_families_model_workers_start_by_default():
+    """`docker-compose up` starts the model workers of the shipped models file's CPU families (one
+    process, manage.py model_workers), from the torch image, with the checkpoints read-only."""
+    out = compose_config(**KEYS)
+    assert out.returncode == 0, out.stderr
+    services = yaml.safe_load(out.stdout)["services"]
+    workers = services["model-workers"]   # no profile: listed by a plain `config`, started by `up`
+    assert workers["command"] == "python manage.py model_workers --device cpu --no-supervise"
+    assert workers["build"]["args"]["GT_EXTRAS"] == "[models]" and workers["image"] == "groundtalk-models:latest"
+    assert any(str(v).endswith("/models:/app/models:ro") for v in workers["volumes"])
+    assert workers["environment"]["GT_AGENT_MODE"] == "celery"
+    assert workers["environment"]["REDIS_URL"] == services["web"]["environment"]["REDIS_URL"]
