@@ -147,6 +147,14 @@ class Worker:
             time.sleep(0.2)
         raise SystemExit("the model worker did not become ready")
 
+    def cpu_s(self) -> float:
+        """The worker process's CPU seconds so far (user + system)."""
+        try:
+            t = psutil.Process(self.proc.pid).cpu_times()
+        except psutil.Error:
+            return 0.0
+        return t.user + t.system
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
@@ -302,10 +310,14 @@ def run_config(args, batch_size: int, wait_ms: float, workdir: Path, env: dict, 
                     bar.refresh()
 
             bots.run(args.warmup, progress)
+            spies = start_profiles(args, worker, f"b{batch_size}-w{wait_ms:g}-n{n}") if args.profile else []
             t0_ms, cpu0 = int(time.time() * 1000), psutil.cpu_times()
+            worker_cpu0, own_cpu0, svc0 = worker.cpu_s(), sum(psutil.Process().cpu_times()[:2]), services_cpu_s()
             bots.run(args.duration, progress)
             t1_ms, cpu1 = int(time.time() * 1000), psutil.cpu_times()
+            worker_cpu1, own_cpu1, svc1 = worker.cpu_s(), sum(psutil.Process().cpu_times()[:2]), services_cpu_s()
             bar.close()
+            profiles = finish_profiles(spies)
             bots.stop()
             # let the last turns land so they are not left in the queue for the next N
             time.sleep(min(2.0, 0.2 + n * 0.01))
@@ -318,6 +330,7 @@ def run_config(args, batch_size: int, wait_ms: float, workdir: Path, env: dict, 
             e2e_overhead = [m["by_turn"][(str(line["match"]), line["seq"])] - line["model_ms"]
                             for line in in_window if "model_ms" in line]
             busy = sum((getattr(cpu1, k) - getattr(cpu0, k)) for k in ("user", "system", "nice"))
+            bench_cpu = own_cpu1 - own_cpu0
             # the worker's own busy time: its batches (read, model, writes, commit) ending in the window
             batch_ms = sum(line["total_ms"] for line in read_lines(worker.timings) if line.get("event") == "batch"
                            and t0_ms <= datetime.fromisoformat(line["at"]).timestamp() * 1000 <= t1_ms)
@@ -335,6 +348,11 @@ def run_config(args, batch_size: int, wait_ms: float, workdir: Path, env: dict, 
                 "bot_errors": len(bots.errors), "bot_error_examples": bots.errors[:3],
                 "machine_cpu_pct": round(100 * busy / window_s / (psutil.cpu_count() or 1), 1) if window_s else 0,
                 "worker_batches_pct": round(100 * batch_ms / 1000 / window_s, 1) if window_s else 0,
+                "worker_cpu_pct": round(100 * (worker_cpu1 - worker_cpu0) / window_s, 1) if window_s else 0,
+                "bench_cpu_pct": round(100 * bench_cpu / window_s, 1) if window_s else 0,
+                "postgres_cpu_pct": round(100 * (svc1["postgres"] - svc0["postgres"]) / window_s, 1) if window_s else 0,
+                "redis_cpu_pct": round(100 * (svc1["redis"] - svc0["redis"]) / window_s, 1) if window_s else 0,
+                "profiles": profiles,
                 "warmup_s": warmup_s,
             }
             results.append(result)
@@ -342,10 +360,104 @@ def run_config(args, batch_size: int, wait_ms: float, workdir: Path, env: dict, 
                 f"p99 {result['latency_ms'].get('p99')} ms, model p50 {result['worker_model_ms'].get('p50')} ms, "
                 f"overhead p50 {result['worker_overhead_ms'].get('p50')} ms, batch p50 "
                 f"{result['batch_size_seen'].get('p50')}, worker in batches {result['worker_batches_pct']} % of the "
-                f"time, machine CPU {result['machine_cpu_pct']} %, bot errors {len(bots.errors)}")
+                f"time, machine CPU {result['machine_cpu_pct']} % (of one core: worker {result['worker_cpu_pct']}, bench "
+                f"{result['bench_cpu_pct']}, PostgreSQL {result['postgres_cpu_pct']}, Redis {result['redis_cpu_pct']}), "
+                f"bot errors {len(bots.errors)}")
             connection.close()
     finally:
         worker.stop()
+
+
+def services_cpu_s() -> dict:
+    """CPU seconds so far of PostgreSQL's and Redis's processes on this machine (all of them:
+    other work on a shared machine counts too)."""
+    total = {"postgres": 0.0, "redis": 0.0}
+    for proc in psutil.process_iter(["name", "cpu_times"]):
+        name, times = proc.info["name"] or "", proc.info["cpu_times"]
+        key = "postgres" if name.startswith("postgres") else "redis" if name.startswith("redis") else None
+        if key and times is not None:
+            total[key] += times.user + times.system
+    return total
+
+
+def start_profiles(args, worker: Worker, tag: str) -> list:
+    """py-spy (the ``bench`` extra) on the worker and on this process (the simulated people) for the
+    measured window: collapsed stacks, idle included (a thread waiting for PostgreSQL or Redis is
+    in its socket read), summed up by ``summarize_profile``."""
+    spy = Path(PY).with_name("py-spy")
+    if not spy.exists():
+        raise SystemExit(f"--profile needs py-spy ({spy}): pip install -e '.[bench]'")
+    args.profile.mkdir(parents=True, exist_ok=True)
+    spies = []
+    for who, pid in (("worker", worker.proc.pid), ("bench", os.getpid())):
+        for kind in ("wall", "cpu"):   # wall: every sample (--idle); cpu: only the threads on a CPU
+            out = args.profile / f"{tag}-{who}-{kind}.txt"
+            proc = subprocess.Popen([str(spy), "record", "--pid", str(pid), "--duration",
+                                     str(int(round(args.duration))), "--rate", "100", "--threads", "--nonblocking",
+                                     "--format", "raw", "--output", str(out)] + (["--idle"] if kind == "wall" else []),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            spies.append((f"{who}_{kind}", proc, out))
+    return spies
+
+
+def finish_profiles(spies: list) -> dict:
+    summary = {}
+    for who, proc, out in spies:
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        summary[who] = {"file": str(out), **summarize_profile(out)} if out.exists() else {"file": None}
+    return summary
+
+
+# Where a sampled stack is: the first rule whose pattern is in a frame, innermost frame first.
+PROFILE_BUCKETS = [
+    ("PostgreSQL", ("psycopg", "django/db/backends/")),
+    ("Redis", ("redis/", "kombu/", "channels_redis", "celery/")),
+    ("model", ("torch/", "act_batch")),
+]
+IDLE_LEAVES = ("sleep", "queue.py", "threading.py", "Bots.run (")   # only the innermost frame: waiting for work
+
+
+def summarize_profile(path: Path) -> dict:
+    """Per thread group (``MainThread``, ``ThreadPoolExecutor``, ...): its samples and their shares
+    per bucket of ``PROFILE_BUCKETS`` (waiting for PostgreSQL or Redis is in those libraries' socket
+    calls; the rest is Python on the CPU), and the innermost GroundTalk frames (``agents/``,
+    ``live/``, ``games/``, ``bench/``) with most samples. py-spy raw, ``--threads``: one
+    ``thread (id): name;outermost;...;innermost count`` per line."""
+    groups: dict[str, dict] = {}
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = stack.split(";")
+        name = frames[0].split(": ", 1)[-1].split("-")[0] if frames[0].startswith("thread") else "?"
+        g = groups.setdefault(name, {"samples": 0, "buckets": {}, "ours": {}})
+        n = int(count)
+        g["samples"] += n
+        bucket = "python (CPU)"
+        for frame in ([] if any(p in frames[-1] for p in IDLE_LEAVES) else reversed(frames[1:])):
+            hit = next((b for b, pats in PROFILE_BUCKETS if any(p in frame for p in pats)), None)
+            if hit:
+                bucket = hit
+                break
+        if any(p in frames[-1] for p in IDLE_LEAVES):
+            bucket = "idle"
+        g["buckets"][bucket] = g["buckets"].get(bucket, 0) + n
+        own = next((f for f in reversed(frames[1:]) if any(d in f for d in ("agents/", "live/", "games/", "bench/"))),
+                   None)
+        if own:
+            g["ours"][own] = g["ours"].get(own, 0) + n
+    out = {}
+    for name, g in sorted(groups.items(), key=lambda kv: -kv[1]["samples"]):
+        total = g["samples"]
+        out[name] = {"samples": total,
+                     "share_pct": {k: round(100 * v / total, 1) for k, v in sorted(g["buckets"].items(),
+                                                                                   key=lambda kv: -kv[1])},
+                     "top_own_frames_pct": [[k, round(100 * v / total, 1)]
+                                            for k, v in sorted(g["ours"].items(), key=lambda kv: -kv[1])[:10]]}
+    return out
 
 
 def model_only(sizes: list[int], repeats: int) -> list[dict]:
@@ -454,6 +566,8 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "model_batching.json")
     p.add_argument("--plot", type=Path, default=None, help="a PNG of throughput and latency")
     p.add_argument("--markdown", action="store_true", help="print the docs/bench.md table")
+    p.add_argument("--profile", type=Path, default=None,
+                   help="a folder: py-spy the worker and this process during each measured window (the bench extra)")
     args = p.parse_args()
 
     def config(item: str) -> tuple[int, float]:

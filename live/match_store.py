@@ -285,8 +285,9 @@ async def refresh_async(match_id, seq: int) -> bool:
     return True
 
 
-def conditional_write_sql(match: Match, rows: list[MatchEvent], *, base_seq: int, role: str,
-                          client_action_id: str) -> tuple[str, list]:
+def _conditional_parts(match: Match, rows: list[MatchEvent], *, base_seq: int, role: str,
+                       client_action_id: str) -> tuple[str, list, str, list]:
+    """The conditional UPDATE (no RETURNING) and the typed INSERT (to be given a WHERE) of one action."""
     insert_sql, insert_params = _insert_sql(rows, typed=True)
     update_sql, update_params = _update_sql(match, finished=False, actor=role)
     update_sql += " AND seq = %s AND status = %s"
@@ -295,9 +296,49 @@ def conditional_write_sql(match: Match, rows: list[MatchEvent], *, base_seq: int
         update_sql += (" AND NOT EXISTS (SELECT 1 FROM games_matchevent WHERE match_id = %s AND actor = %s "
                        "AND client_action_id = %s)")
         update_params += [match.id, role, client_action_id]
+    return update_sql, update_params, insert_sql, insert_params
+
+
+def conditional_write_sql(match: Match, rows: list[MatchEvent], *, base_seq: int, role: str,
+                          client_action_id: str) -> tuple[str, list]:
+    update_sql, update_params, insert_sql, insert_params = _conditional_parts(
+        match, rows, base_seq=base_seq, role=role, client_action_id=client_action_id)
     return (f"WITH updated AS ({update_sql} RETURNING agent_seats), "
             f"appended AS ({insert_sql} WHERE EXISTS (SELECT 1 FROM updated)) "
             "SELECT agent_seats FROM updated", update_params + insert_params)
+
+
+def write_actions_if_current(writes: list[tuple[Match, list[MatchEvent], int, str, str]]) -> list[bool]:
+    """Several actions, each on a match of its own, written as :func:`write_action_if_current`
+    writes one, in ONE statement (one round trip): ``writes`` holds ``(match, rows, base_seq,
+    role, client_action_id)``. Each action has its own condition (its match still at its
+    ``base_seq``, active, this seat without an event of this id) and is written only if it holds,
+    whatever becomes of the others; the answer is one bool per action, in order (True: written,
+    its ``agent_seats`` filled from the row; its snapshot cached once the caller's transaction
+    commits). PostgreSQL only.
+
+    Each action is a pair of data-modifying CTEs (the UPDATE, then the INSERT of its events only
+    if that UPDATE wrote). Locks: each UPDATE takes its match's row lock (held until the caller's
+    transaction ends); give the matches in one order (by id) so that two callers never wait on each
+    other. A match given twice raises ValueError: one statement may not change a row twice."""
+    if not writes:
+        return []
+    ids = [w[0].id for w in writes]
+    if len(set(ids)) != len(ids):
+        raise ValueError("write_actions_if_current: one action per match")
+    ctes, selects, params = [], [], []
+    for i, (match, rows, base_seq, role, client_action_id) in enumerate(writes):
+        update_sql, update_params, insert_sql, insert_params = _conditional_parts(
+            match, rows, base_seq=base_seq, role=role, client_action_id=client_action_id)
+        ctes.append(f"u{i} AS ({update_sql} RETURNING agent_seats), "
+                    f"a{i} AS ({insert_sql} WHERE EXISTS (SELECT 1 FROM u{i}))")
+        selects.append(f"SELECT {i}, agent_seats FROM u{i}")
+        params += update_params + insert_params
+    with connection.cursor() as cur:
+        cur.execute("WITH " + ", ".join(ctes) + " " + " UNION ALL ".join(selects), params)
+        written = {i: agent_seats for i, agent_seats in cur.fetchall()}
+    return [conditional_write_done(match, (written[i],) if i in written else None)
+            for i, (match, *_rest) in enumerate(writes)]
 
 
 def conditional_write_done(match: Match, row, *, committed: bool = False) -> bool:
@@ -385,6 +426,58 @@ def remember_loaded(match: Match) -> None:
     if static is not None and static_cache.get(key, 0) is None:
         static_cache.put(key, 0, static)
     _keep_if_newer(key, match.seq, match.state, (match.game_id, match.batch_id))
+
+
+def load_matches(match_ids) -> dict[str, Match]:
+    """Several matches as they are now, by id (``str``), for a caller that acts on many at once
+    (the model worker's batch): ``id``, ``batch_id``, ``game_id``, ``seq``, ``status``,
+    ``agent_seats``, ``agent_due_since`` and the whole ``state``; each active one kept as this
+    process's snapshot (as :func:`remember_loaded` keeps it), so that its next action can be a
+    conditional write. Unknown ids are left out.
+
+    On PostgreSQL one statement with no lock, which sends a match's snapshot only when this
+    process does not hold that seq already, and its static part only when this process has not got
+    it (as :func:`lock_match` does); elsewhere the ORM."""
+    keys = list({k for k in map(_key, match_ids) if k is not None})
+    if not keys:
+        return {}
+    if not _pg():
+        found = {}
+        for match in Match.objects.only("id", "batch_id", "game_id", "state", "state_static", "seq", "status",
+                                        "agent_seats", "agent_due_since").filter(pk__in=keys):
+            remember_loaded(match)
+            found[str(match.id)] = match
+        return found
+    cached = {k: state_cache.peek(k) for k in keys}   # taken once: the statement's CASEs trust them
+    statics = {k: static_cache.get(k, 0) for k in keys}
+    known = [-1 if cached[k][0] is None else cached[k][0] for k in keys]
+    have_static = [statics[k] is not None for k in keys]
+    with connection.cursor() as cur:
+        cur.execute("SELECT m.id, m.batch_id, m.game_id, m.seq, m.status, m.agent_seats, m.agent_due_since, "
+                    "CASE WHEN m.seq = k.seq THEN NULL ELSE m.state END, "
+                    "CASE WHEN m.seq = k.seq OR k.have_static THEN NULL ELSE m.state_static END, "
+                    "m.state_static IS NOT NULL "
+                    "FROM unnest(%s::uuid[], %s::integer[], %s::boolean[]) AS k(id, seq, have_static) "
+                    "JOIN games_match m ON m.id = k.id",
+                    [keys, known, have_static])
+        rows = cur.fetchall()
+    found = {}
+    for key, batch_id, game_id, seq, status, agent_seats, due_since, text, static_text, static_stored in rows:
+        cached_seq, cached_state = cached[key]
+        if text is None and seq == cached_seq:
+            state = cached_state
+        else:
+            state = _loads(text)
+            if static_stored:
+                state = {**_static_part(key, statics[key], static_text), **state}
+        match = Match(id=key, batch_id=batch_id, game_id=game_id, seq=seq, status=status, state=state,
+                      agent_seats=_loads(agent_seats), agent_due_since=due_since)
+        match._state.adding = False
+        match._static_stored = static_stored
+        if status == Match.Status.ACTIVE and (static_stored or not static_keys(game_id)):
+            _keep_if_newer(key, seq, state, (game_id, batch_id))
+        found[str(key)] = match
+    return found
 
 
 def _static_part(key, cached: dict | None, text) -> dict:

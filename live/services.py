@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 from channels.db import database_sync_to_async
@@ -301,6 +301,78 @@ def match_apply_action(*, match_id, role: str, action: dict, client_action_id: s
         match_store.write_action(match, rows, finished=finished)
         _after_commit(match, rows)
     return ActionResult(match.id, rows[0].seq, rows[-1].seq, events=[event_row_to_wire(r) for r in rows])
+
+
+@dataclass(frozen=True)
+class ActionRequest:
+    """One action of :func:`match_apply_actions` (the arguments of :func:`match_apply_action`)."""
+    match_id: object
+    role: str
+    action: dict
+    client_action_id: str = ""
+    expected_seq: int | None = None
+
+
+def match_apply_actions(requests: list[ActionRequest]) -> list:
+    """Apply several seats' actions, each answered as :func:`match_apply_action` answers it alone:
+    per request, in order, its :class:`ActionResult`, or the error that call would have raised
+    (an :class:`IllegalAction`: nothing of that action changed; or another error of that action
+    alone), returned rather than raised. For a caller holding many matches' actions at once (the
+    model worker's batch, agents/serving/worker.py).
+
+    Locks and retries: on PostgreSQL, the actions this process can apply to its snapshot of their
+    match (the conditional write's conditions; one per match, the first) are written in ONE
+    statement (``match_store.write_actions_if_current``: each action's own condition, its own
+    outcome, so an action that is stale does not hold back the others; each UPDATE takes its
+    match's row lock, held until the caller's transaction ends; give the requests in match id
+    order), with no retry; every other action (refused by its condition, not prepared, a second
+    one for a match, or any on another database) then takes the locked way of
+    :func:`match_apply_action` one by one (``SELECT ... FOR UPDATE``, the duplicate check, the
+    stale check), which gives the answer the rules give. A repeated ``client_action_id`` is
+    answered as a duplicate, never applied twice. A :class:`DatabaseError` is raised, not
+    returned: the caller's transaction may be unusable (the caller may apply them again one by
+    one; the client ids make that safe). Broadcasts and wake-ups are sent once the caller's
+    transaction commits, as for one action."""
+    results: list = [None] * len(requests)
+    prepared = []
+    if match_store.async_ready():
+        taken = set()
+        for i, req in enumerate(requests):
+            try:
+                _check_envelope(req.action, req.client_action_id)
+            except IllegalAction as exc:
+                results[i] = exc
+                continue
+            if req.role == SYSTEM or str(req.match_id) in taken:
+                continue
+            try:
+                ready = _prepare_if_current(req.match_id, req.role, req.action, req.client_action_id, req.expected_seq)
+            except Exception:   # the locked way below raises it again, as the single call would
+                ready = None
+            if ready is not None:
+                taken.add(str(req.match_id))
+                prepared.append((i, *ready))
+    if prepared:
+        written = match_store.write_actions_if_current(
+            [(match, rows, base_seq, requests[i].role, requests[i].client_action_id)
+             for i, match, rows, base_seq in prepared])
+        for (i, match, rows, _base), done in zip(prepared, written):
+            if done:
+                _after_commit(match, rows)
+                results[i] = ActionResult(match.id, rows[0].seq, rows[-1].seq,
+                                          events=[event_row_to_wire(r) for r in rows])
+    for i, req in enumerate(requests):
+        if results[i] is not None:
+            continue
+        try:
+            results[i] = match_apply_action(match_id=req.match_id, role=req.role, action=req.action,
+                                            client_action_id=req.client_action_id, expected_seq=req.expected_seq,
+                                            try_conditional=False)
+        except DatabaseError:
+            raise
+        except Exception as exc:
+            results[i] = exc
+    return results
 
 
 def _check_envelope(action, client_action_id) -> None:

@@ -20,18 +20,22 @@ library) directly:
   queue are taken too (one Redis round trip each, until none is there at once), and the batch runs
   with up to ``batch_size`` turns. Turns that queued while a batch ran
   thus join the next one instead of waiting for windows of their own;
-* each turn is checked against the match as it is now (still active, still at the turn's seq,
-  the role still to act; otherwise stale and dropped), the views go to ONE ``act_batch`` call,
-  and each answer is submitted through ``live.services.match_apply_action`` with the turn's
-  ``expected_seq`` (client id ``agent:<role>:<seq>``: a redelivered turn is a no-op);
+* the batch's matches are read in ONE statement (``match_store.load_matches``: a snapshot this
+  process already holds at that seq is not sent again, nor a static part it has); each turn is
+  checked against the match as it is now (still active, still at the turn's seq, the role still
+  to act; otherwise stale and dropped), the views go to ONE ``act_batch`` call, and the answers
+  are submitted through ``live.services.match_apply_actions`` with each turn's ``expected_seq``
+  (client id ``agent:<role>:<seq>``: a redelivered turn is a no-op);
 * the batch's answers are written in ONE transaction (one commit: on a small server the commits'
   flushes are most of a write's cost; matches in id order so that two workers never wait on each
-  other), with the model's record on seats it plays for the first time, from the snapshot the
-  batch read (the process's state cache, ``match_store.remember_loaded``: one conditional
-  statement per answer, as a person's action on the server's fast path); the broadcasts and the next turns' wake-ups are sent
-  once it commits (write, then send). A person acting on one of these matches meanwhile waits for
-  that commit. Should the transaction fail as a whole (the database restarted, a deadlock), each
-  turn is submitted again on its own: the client ids make that safe;
+  other), with the model's record on seats it plays for the first time: from the snapshot the
+  batch read, ONE statement writes every answer whose match is still at that snapshot (each with
+  its own condition, as a person's action on the server's fast path: a stale one does not hold
+  back the others), and the rest take the locked way one by one (and are then answered as stale,
+  duplicate or refused, as alone); the broadcasts and the next turns' wake-ups are sent once it
+  commits (write, then send). A person acting on one of these matches meanwhile waits for that
+  commit. Should the transaction fail as a whole (the database restarted, a deadlock), each turn
+  is submitted again on its own (``match_apply_action``): the client ids make that safe;
 * a model that raises, or answers the wrong number of actions, or an answer the rules refuse:
   the agent's fallback (a rule agent) acts at once (``agent_fallback_turn``, reason ``error`` or
   ``illegal``; the person sees the notice). A model that is slow is overtaken by the watchdog's
@@ -47,7 +51,8 @@ library) directly:
 Each turn writes one timing line (JSON, logger ``agents.serving.timings`` at INFO, and the file
 ``--timings`` names): ``queue_ms`` (due, ``Match.agent_due_since``, to picked up), ``window_ms``
 (picked up to the batch's start), ``read_ms`` (the batch's database read), ``model_ms`` (the
-batch's ``act_batch``), ``submit_ms`` (this turn's write), ``total_ms`` (due to committed) and
+batch's ``act_batch``), ``submit_ms`` (the batch's writes, this turn's among them, before the
+commit; a fallback's write added; turn by turn: this turn's write), ``total_ms`` (due to committed) and
 ``overhead_ms`` (``total_ms - model_ms``); each batch writes one ``batch`` line with its size,
 ``read_ms``, ``model_ms``, ``submit_ms`` (all its writes and the commit, with the broadcasts sent
 on it) and ``total_ms``.
@@ -78,7 +83,7 @@ from live.models import Match
 from games.registry import get_game
 from agents.services import agent_fallback_turn
 from games.base import IllegalAction
-from live.services import match_apply_action
+from live.services import ActionRequest, ActionResult, match_apply_action, match_apply_actions
 
 log = logging.getLogger(__name__)
 timings_log = logging.getLogger("agents.serving.timings")
@@ -221,11 +226,8 @@ class ModelWorker:
         turns, self.pending = self.pending, []
         started = time.monotonic()
         close_old_connections()   # a database that restarted: a fresh connection
-        matches = {str(m.id): m for m in Match.objects.only(
-            "id", "batch_id", "game_id", "state", "state_static", "seq", "status", "agent_seats",
-            "agent_due_since").filter(pk__in={t.match_id for t in turns})}
-        for match in matches.values():
-            match_store.remember_loaded(match)   # the answers' writes start from this snapshot
+        # one statement; the answers' conditional writes start from this snapshot (kept in the cache)
+        matches = match_store.load_matches({t.match_id for t in turns})
         due, seen, results = [], set(), {}
         for turn in turns:
             match = matches.get(turn.match_id)
@@ -295,8 +297,7 @@ class ModelWorker:
         order = sorted(range(len(due)), key=lambda i: str(due[i][1].id))   # one lock order for all workers
         try:
             with transaction.atomic():
-                acted = [key for i in order if (key := self._submit_one(*due[i], answers[i], failure, results,
-                                                                        in_batch=True))]
+                acted = self._submit_batch([due[i] for i in order], [answers[i] for i in order], failure, results)
                 self._record_seats(acted, in_batch=True)
         except DatabaseError as exc:
             log.warning("model worker %s: the batch's transaction failed (%r); submitting its %d turns one by one",
@@ -308,6 +309,45 @@ class ModelWorker:
         committed = time.time()
         for turn, _ in due:
             turn.timing["committed_at"] = committed
+
+    def _submit_batch(self, due: list, answers: list, failure, results: dict) -> list[tuple[str, str]]:
+        """Inside the batch's transaction: the answers through ``live.services.match_apply_actions``
+        (those this process can write from the snapshot the batch read: ONE statement; the others
+        the locked way, one by one), then the fallbacks of the answers the rules refused. A database
+        error is raised (to :meth:`_submit_all`). Returns the ``(match_id, role)`` the model played."""
+        if failure is not None:   # the model failed: every turn's fallback, one by one
+            return [key for (turn, match) in due
+                    if (key := self._submit_one(turn, match, None, failure, results, in_batch=True))]
+        started = time.monotonic()
+        playing = [(turn, match, answer) for (turn, match), answer in zip(due, answers) if answer is not None]
+        for (turn, _match), answer in zip(due, answers):
+            if answer is None:
+                results[id(turn)] = "idle"
+        outcomes = match_apply_actions([
+            ActionRequest(match_id=match.id, role=turn.role, action=answer,
+                          client_action_id=f"agent:{turn.role}:{turn.seq}", expected_seq=turn.seq)
+            for turn, match, answer in playing])
+        written_ms = 1000 * (time.monotonic() - started)
+        acted = []
+        for (turn, match, _answer), outcome in zip(playing, outcomes):
+            turn.timing["submit_ms"] = written_ms   # the batch's writes, this turn's among them
+            if isinstance(outcome, ActionResult):
+                results[id(turn)] = "acted"
+                acted.append((turn.match_id, turn.role))
+            elif isinstance(outcome, IllegalAction) and outcome.code in {"stale", "game_over"}:
+                results[id(turn)] = "stale"
+            elif isinstance(outcome, IllegalAction):
+                log.warning("model worker %s: illegal answer in %s (%s: %s); the fallback acts",
+                            self.family_key, turn.match_id, outcome.code, outcome)
+                fallback_started = time.monotonic()
+                results[id(turn)] = "fallback:" + agent_fallback_turn(
+                    match_id=match.id, role=turn.role, expected_seq=turn.seq, reason="illegal")
+                turn.timing["submit_ms"] = written_ms + 1000 * (time.monotonic() - fallback_started)
+            else:
+                log.error("model worker %s: turn %s/%s/%s failed: %r", self.family_key, turn.match_id, turn.role,
+                          turn.seq, outcome)
+                results[id(turn)] = "error"
+        return acted
 
     def _submit_one(self, turn: Turn, match, answer, failure, results: dict, *, in_batch: bool) -> tuple | None:
         """One turn's answer (or its fallback). Each write of ``match_apply_action`` is one
