@@ -14,22 +14,54 @@ export SECRET_KEY="${SECRET_KEY:-$(.venv/bin/python -c 'import secrets; print(se
 export GT_PSEUDONYM_KEY="${GT_PSEUDONYM_KEY:-test-pseudonym}"
 export GT_TEST_DB_NAME="${GT_TEST_DB_NAME:-test_groundtalk_$$}"
 mkdir -p var
-# TEST_WORKERS=N runs the whole suite (no test path given) in N pytest-xdist workers, a test
-# file's tests all in one worker (its module fixtures start once), the files in the order
-# tests/conftest.py gives (slowest first). Each worker has its own test database (pytest-django's
-# _gwN suffix), Redis database, server and Celery worker (docs/testing.md). The default is one
-# process (TEST_WORKERS=0): three workers were faster here (27 against 36 min) but ran PostgreSQL
-# out of connections and lost fault tests on the loaded 2 cores (docs/testing.md, "In parallel").
-# A run of chosen tests runs in one process unless it says -n.
+# The whole suite (no test path given) runs in two phases (docs/testing.md, "In parallel"):
+# 1. every test but the serial ones in TEST_WORKERS pytest-xdist workers (default 2, one per core
+#    of the 2-core machine it was measured on; 0: the whole suite in one process), a test file's
+#    tests all in one worker (its module fixtures start once), the files in the order
+#    tests/conftest.py gives (slowest first). Each worker has its own test database (pytest-django's
+#    _gwN suffix), Redis database, server and Celery worker;
+# 2. then the tests marked serial (the fault tests: each starts a whole stack and has marks a loaded
+#    machine misses) in one process, with the machine to themselves.
+# The exit status is the first failing phase's. A run of chosen tests (a path, -n, -m or --dist)
+# is one pytest process, as given.
+workers="${TEST_WORKERS:-2}"
 parallel=1
 for arg in "$@"; do
   case "$arg" in
-    -n|-n*|--numprocesses*|--dist*|no:xdist) parallel=0 ;;
+    -n|-n*|--numprocesses*|--dist*|no:xdist|-m|-m*) parallel=0 ;;
     -*) ;;
     *) [ -e "${arg%%::*}" ] && parallel=0 ;;
   esac
 done
-if [ "$parallel" = 1 ] && [ "${TEST_WORKERS:-0}" != 0 ]; then
-  set -- -n "${TEST_WORKERS}" --dist loadfile --no-loadscope-reorder "$@"
+if [ "$parallel" = 0 ] || [ "$workers" = 0 ]; then
+  exec .venv/bin/python -m pytest "$@"
 fi
-exec .venv/bin/python -m pytest "$@"
+exitfirst=0
+for arg in "$@"; do
+  case "$arg" in -x|--exitfirst|--maxfail*) exitfirst=1 ;; esac
+done
+echo "== phase 1 of 2: all but the serial tests, in $workers workers =="
+# PostgreSQL's connections (max_connections 100 here, not ours to raise) are shared by every
+# worker's test process, its session server and Celery worker and the servers its test files
+# start. A server may hold GT_HTTP_THREADS + GT_DB_THREADS + 1 + GT_ASYNC_PG_POOL connections
+# (33 by default); in this phase each holds at most 4 + 4 + 1 + 4 = 13 (docs/testing.md, "In
+# parallel", counts the budget). A variable set by the caller wins.
+set +e
+GT_HTTP_THREADS="${GT_HTTP_THREADS:-4}" GT_DB_THREADS="${GT_DB_THREADS:-4}" GT_ASYNC_PG_POOL="${GT_ASYNC_PG_POOL:-4}" \
+  .venv/bin/python -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder -m "not serial" "$@"
+first=$?
+set -e
+# 5: no test selected (a -k that picks none of a phase's tests)
+if [ "$first" != 0 ] && [ "$first" != 5 ] && [ "$exitfirst" = 1 ]; then
+  exit "$first"
+fi
+echo "== phase 2 of 2: the serial tests, in one process =="
+set +e
+.venv/bin/python -m pytest -m serial "$@"
+second=$?
+set -e
+for rc in "$first" "$second"; do
+  if [ "$rc" != 0 ] && [ "$rc" != 5 ]; then exit "$rc"; fi
+done
+[ "$first" = 5 ] && [ "$second" = 5 ] && exit 5
+exit 0

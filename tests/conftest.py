@@ -144,6 +144,51 @@ def _close_stray_connections(django_db_setup, django_db_blocker):
                         "WHERE datname = current_database() AND pid <> pg_backend_pid()")
 
 
+# Database connections of threads that ended. An in-process consumer test runs its database calls
+# on its event loop's executor threads (groundtalk_web/asgi.py sets one of GT_DB_THREADS per loop,
+# and each test has a loop of its own); each thread opens a Django connection, kept open
+# (CONN_MAX_AGE). When the loop ends its threads end, but their connections close only when the
+# cycle collector frees them, which the test process's tuned collector (groundtalk_web/gc_tuning.py)
+# rarely runs: one xdist worker held 44 such connections after a few minutes of tests/live, and
+# the suite's workers, servers and Celery workers together ran PostgreSQL (max_connections 100)
+# out of connections. So every connection made in this process is noted with its thread, and
+# after each test those of threads that have ended are closed.
+_thread_connections: list = []   # (weak reference to the DatabaseWrapper, its thread)
+
+
+def _note_connection(sender, connection, **kwargs):
+    import threading
+    import weakref
+
+    if threading.current_thread() is not threading.main_thread():
+        _thread_connections.append((weakref.ref(connection), threading.current_thread()))
+
+
+def close_connections_of_ended_threads() -> int:
+    """Close the connections of this process's threads that have ended; returns how many."""
+    closed, keep = 0, []
+    for ref, thread in _thread_connections:
+        wrapper = ref()
+        if wrapper is None:
+            continue
+        if thread.is_alive():
+            keep.append((ref, thread))
+            continue
+        raw, wrapper.connection = wrapper.connection, None
+        if raw is not None and not getattr(raw, "closed", False):
+            raw.close()   # the driver's own close: the wrapper belongs to a thread that is gone
+            closed += 1
+    _thread_connections[:] = keep
+    return closed
+
+
+@pytest.fixture(autouse=True)
+def _close_ended_threads_connections():
+    close_connections_of_ended_threads()
+    yield
+    close_connections_of_ended_threads()
+
+
 def _retrying_fixture_teardown(original):
     """Flush the test database, retrying when a server or worker process (still finishing an agent
     turn of the test that just ended) makes PostgreSQL pick the TRUNCATE as a deadlock victim."""
@@ -163,7 +208,10 @@ def _retrying_fixture_teardown(original):
 
 
 def pytest_configure(config):
+    from django.db.backends.signals import connection_created
     from django.test import TransactionTestCase
+
+    connection_created.connect(_note_connection, weak=False)
 
     TransactionTestCase._fixture_teardown = _retrying_fixture_teardown(TransactionTestCase._fixture_teardown)
 
@@ -203,7 +251,25 @@ SLOW_FIRST = ("tests/bench/test_model_batching.py", "tests/games/codraw/neural/"
               "tests/crowd/test_presence.py", "tests/crowd/test_staff.py", "tests/clevr/test_embedding.py")
 
 
+# Tests that need the machine to themselves: ./test.sh runs them in a phase of their own, in one
+# process, after the parallel phase (docs/testing.md, "In parallel"). Marked ``serial`` here, by a
+# marker or a file, or by a test's own ``pytest.mark.serial``:
+# * the fault tests (``faults``): each starts a whole stack of processes and has marks (a fallback
+#   within its timeout plus the watchdog's period, 200 arrivals paired within their polls) that a
+#   machine loaded by the other workers missed;
+# * the rate limiter's tests, whose buckets refill with the clock (a 60-per-minute limit over six
+#   requests, a 0.5 s pool timeout for 200 checks at once, a retry-after within 0.1 s): under the
+#   parallel phase's load on 2 cores the requests were slow enough for the buckets to refill.
+SERIAL_MARKERS = ("faults",)
+SERIAL_FILES = ("tests/live/test_ratelimit.py", "tests/live/test_ratelimit_http.py")
+
+
+@pytest.hookimpl(tryfirst=True)   # before ``-m`` selects
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if (any(item.get_closest_marker(name) for name in SERIAL_MARKERS)
+                or item.nodeid.split("::", 1)[0] in SERIAL_FILES):
+            item.add_marker(pytest.mark.serial)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
 

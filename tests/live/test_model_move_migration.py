@@ -5,7 +5,13 @@ columns, indexes and constraints, and the content types move from app "games" to
 so permissions, staff groups and admin log entries stay attached.
 
 Data written through the historical models before the move reads back through the new models
-after it, and the way back and forth again works."""
+after it, and the way back and forth again works.
+
+The module runs on a database of its own, made and migrated here: its migrations back and forth
+take locks on every moved table and the content types it checks are only those its own
+migrations made, so neither the session's server and Celery worker (busy on the test database
+with what an earlier test file left running) nor the rows an earlier file left behind can meet it
+(issue 22: it failed in a parallel run that way)."""
 from __future__ import annotations
 
 from django.contrib.admin.models import LogEntry
@@ -24,6 +30,40 @@ from live.models import Batch, Content, Match, MatchEvent, Seat
 from tests.support.staff_users import staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_database(django_db_setup, django_db_blocker):
+    """A fresh PostgreSQL database, migrated, as the default connection's for this module; dropped
+    after it. (Under SQLite the module keeps the test database: no server shares it.)"""
+    from django.conf import settings
+    from django.db import connections
+
+    if connection.vendor != "postgresql":
+        yield None
+        return
+    settings_dict = connection.settings_dict
+    test_name = settings_dict["NAME"]
+    own = f"{test_name}_migration"[:63]
+    with django_db_blocker.unblock():
+        with connection.cursor() as cur:
+            cur.execute(f'DROP DATABASE IF EXISTS "{own}"')
+            cur.execute(f'CREATE DATABASE "{own}"')
+        connections.close_all()
+        settings_dict["NAME"] = settings.DATABASES["default"]["NAME"] = own
+    try:
+        with django_db_blocker.unblock():
+            call_command("migrate", verbosity=0, interactive=False)
+        ContentType.objects.clear_cache()
+        yield own
+    finally:
+        connections.close_all()
+        settings_dict["NAME"] = settings.DATABASES["default"]["NAME"] = test_name
+        ContentType.objects.clear_cache()
+        with django_db_blocker.unblock():
+            with connection.cursor() as cur:
+                cur.execute(f'DROP DATABASE IF EXISTS "{own}"')
+
 
 # The state just before the move; live had no migration then.
 BEFORE = [("games", "0014_quiz_attempts"), ("crowd", "0003_staff_groups")]
@@ -133,9 +173,13 @@ def check_after_the_move(ids: dict) -> None:
     assert LogEntry.objects.get(pk=ids["log"]).get_edited_object() == batch
 
 
-def test_the_tables_keep_their_names_indexes_and_constraints():
+def test_the_tables_keep_their_names_indexes_and_constraints(own_database):
     """Every moved model's table, index and constraint is the one the database has (no migration
     made them anew), the many-to-many tables kept their names, and no model change is pending."""
+    if own_database:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_database()")
+            assert cursor.fetchone()[0] == own_database
     with connection.cursor() as cursor:
         tables = set(connection.introspection.table_names(cursor))
         for model in MOVED:

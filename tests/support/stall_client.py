@@ -8,6 +8,7 @@ import json
 import queue
 import threading
 import time
+from collections import deque
 
 import httpx
 from websockets.sync.client import connect
@@ -32,6 +33,7 @@ class Person:
         self.participant = Participant.objects.get(token=self.url.rstrip("/").rsplit("/", 1)[-1])
         self.ws = None
         self.frames: queue.Queue = queue.Queue()
+        self.unread: deque = deque()   # frames read while waiting for an action's ack, in order
         self.n = 0
 
     def post(self, data: dict, url: str | None = None) -> httpx.Response:
@@ -66,17 +68,24 @@ class Person:
         except Exception:   # closed
             pass
 
+    def _next(self, left: float) -> dict | None:
+        """The next frame: first those :meth:`act` set aside, then the socket's."""
+        if self.unread:
+            return self.unread.popleft()
+        try:
+            return self.frames.get(timeout=max(left, 0))
+        except queue.Empty:
+            return None
+
     def wait_for(self, predicate, timeout: float = WAIT_S) -> dict:
+        """The first frame from now on that ``predicate`` accepts; the frames before it are passed."""
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 and not self.unread:
                 raise AssertionError(f"no such frame within {timeout} s")
-            try:
-                frame = self.frames.get(timeout=left)
-            except queue.Empty:
-                continue
-            if predicate(frame):
+            frame = self._next(left)
+            if frame is not None and predicate(frame):
                 return frame
 
     def wait_event(self, kind: str, timeout: float = WAIT_S) -> dict:
@@ -89,9 +98,27 @@ class Person:
         self.n += 1
         action_id = f"a{self.n}"
         self.ws.send(json.dumps({"type": "action", "id": action_id, "action": action}))
-        answer = self.wait_for(lambda f: f.get("id") == action_id and f.get("type") in ("ack", "error"))
-        assert answer["type"] == "ack", answer
-        return answer
+        # Frames that come before the ack (the partner's events, the watchdog's turn_timed_out)
+        # are kept for the next wait_for: a later wait for them must not miss one that came while
+        # this ack was awaited (on a loaded machine the ack is slow and that window is wide).
+        before = []
+        deadline = time.monotonic() + WAIT_S
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"no ack of {action_id} within {WAIT_S} s")
+                try:
+                    frame = self.frames.get(timeout=left)
+                except queue.Empty:
+                    continue
+                if frame.get("id") == action_id and frame.get("type") in ("ack", "error"):
+                    break
+                before.append(frame)
+        finally:
+            self.unread.extend(before)
+        assert frame["type"] == "ack", frame
+        return frame
 
     def end_stalled(self) -> httpx.Response:
         return self.post({"seat": self.token}, url=f"{self.base}/m/{self.match_id}/end-stalled")
