@@ -24,7 +24,9 @@ centre is where the art's anchors put it: a hat's ``wear`` on the person's ``hat
 ``expression`` (clipart.POSES/EXPRESSIONS, Mike and Jenny only); ``"place": false`` when the
 message gives no place for the piece (a landmark named only as a landmark). Unstated attributes
 take a default (medium, facing right, arms out, smile; a worn piece the wearer's size and
-facing) and are not scored on their own. An empty ``pieces`` list: the message names nothing,
+facing) and are not scored on their own. ``batch``: ``a`` (the default) for the messages written
+first, ``b`` for those written after the rule Drawer's fixes (see :data:`BATCHES`): figures on
+batch b are the ones no change to a Drawer was fitted to. An empty ``pieces`` list: the message names nothing,
 and the right answer is to draw nothing (abstain).
 
 :func:`evaluate` plays any Drawer (an object with ``act(view)``, as in games/codraw/agents.py:
@@ -87,6 +89,8 @@ DEFAULT_POSE = ca.POSES.index("arms out")
 DEFAULT_EXPRESSION = ca.EXPRESSIONS.index("smile")
 WORN_SLACK_PX = 15.0
 PHRASINGS = ("human", "rule_teller")
+BATCHES = {"a": "written first; the rule Drawer's fixes were made looking at its failures on it",
+           "b": "written after those fixes, never used to change a Drawer"}
 FULL_PALETTE = tuple(range(ca.N_CLIPARTS))
 _PIECE_KEYS = {"name", "x", "y", "on", "size", "facing", "pose", "expression", "place"}
 
@@ -110,6 +114,7 @@ class Item:
     text: str
     tags: tuple[str, ...]
     pieces: tuple[Expected, ...]
+    batch: str = "a"
 
     @property
     def abstain(self) -> bool:
@@ -221,7 +226,10 @@ def parse_line(line: str, where: str = "") -> Item:
             raise ValidationSetError(f"{where}: {item.piece.name} is listed twice")
         placed[item.piece.idx] = item.piece
         expected.append(item)
-    return Item(raw["id"], raw["text"], tuple(tags), tuple(expected))
+    batch = raw.get("batch", "a")
+    if batch not in BATCHES:
+        raise ValidationSetError(f"{where}: batch must be one of {list(BATCHES)}, not {batch!r}")
+    return Item(raw["id"], raw["text"], tuple(tags), tuple(expected), batch)
 
 
 def load(path: str | Path = DATA_PATH) -> list[Item]:
@@ -405,12 +413,12 @@ def evaluate(drawer, items: list[Item] | None = None, *, name: str = "", phrasin
     items = load() if items is None else items
     if phrasing == "rule_teller":
         items = [item for item in items if not item.abstain]
-    tallies = {tag: Tally() for tag in ("all", *CATEGORIES)}
+    tallies = {tag: Tally() for tag in ("all", *(f"batch {b}" for b in BATCHES), *CATEGORIES)}
     per_item = []
     for k, item in enumerate(items):
         drawn = draw(drawer, item, phrasing=phrasing)
         tally = score_item(item, drawn)
-        for tag in ("all", *item.tags):
+        for tag in ("all", f"batch {item.batch}", *item.tags):
             tallies[tag].add(tally)
         per_item.append({"id": item.id, "text": item.text, "tags": list(item.tags),
                          "drawn": [p.to_dict() for p in drawn],
@@ -424,6 +432,7 @@ def evaluate(drawer, items: list[Item] | None = None, *, name: str = "", phrasin
 
 
 # ------------------------------------------------------------------------------------------ output
+ROWS = ("all", *(f"batch {b}" for b in BATCHES), *CATEGORIES)
 COLUMNS = (("items", "n", "{:d}"), ("clipart", "clip art right", "{:.0%}"), ("recall", "recall", "{:.0%}"),
            ("precision", "precision", "{:.0%}"), ("position", "position error", "{:.3f}"),
            ("size", "size", "{:.0%}"), ("facing", "facing", "{:.0%}"), ("expr_pose", "expr./pose", "{:.0%}"),
@@ -445,19 +454,54 @@ def table(report: Report) -> str:
     return "\n".join(lines)
 
 
-def compare(reports: list[Report], keys: tuple[str, ...] = ("clipart", "position", "size", "facing", "expr_pose",
-                                                             "on_wearer", "abstain", "score")) -> str:
-    """One Markdown table of several reports: a row per category, a column group per report."""
+SUMMARY_KEYS = ("items", "clipart", "recall", "precision", "position", "size", "facing", "expr_pose", "on_wearer",
+                "order", "abstain", "score")
+
+
+def compare(reports: list[Report], row: str = "all", keys: tuple[str, ...] = SUMMARY_KEYS) -> str:
+    """One Markdown table of several reports on one row of theirs (``all``, ``batch b``, a
+    category): a line per report (Drawer and phrasing), a column per figure."""
     labels = {key: label for key, label, _ in COLUMNS}
     formats = {key: fmt for key, _, fmt in COLUMNS}
-    head = "| category | n | " + " | ".join(f"{labels[k]} ({r.drawer}, {r.phrasing})" for k in keys for r in reports) + " |"
-    lines = [head, "|" + "---|" * (2 + len(keys) * len(reports))]
-    for tag in ("all", *CATEGORIES):
+    lines = ["| Drawer | phrasing | " + " | ".join(labels[k] for k in keys) + " |",
+             "|" + "---|" * (2 + len(keys))]
+    for report in reports:
+        summary = report.categories.get(row, {})
+        lines.append(f"| {report.drawer} | {report.phrasing} | "
+                     + " | ".join(_cell(summary.get(k), formats[k]) for k in keys) + " |")
+    return "\n".join(lines)
+
+
+def by_category(reports: list[Report]) -> str:
+    """One Markdown table: a line per category, a column per report, each cell ``clip art right
+    / scene similarity`` (for messages that name nothing: the share abstained)."""
+    head = "| category | n | " + " | ".join(f"{r.drawer}, {r.phrasing}" for r in reports) + " |"
+    lines = [head, "|" + "---|" * (2 + len(reports))]
+    for tag in ROWS:
         if tag not in reports[0].categories:
             continue
-        cells = [_cell(r.categories.get(tag, {}).get(k), formats[k]) for k in keys for r in reports]
+        cells = []
+        for report in reports:
+            summary = report.categories.get(tag)
+            if summary is None:
+                cells.append("–")
+            elif tag == "nothing":
+                cells.append(f"abstain {_cell(summary['abstain'], '{:.0%}')}")
+            else:
+                cells.append(f"{_cell(summary['clipart'], '{:.0%}')} / {_cell(summary['score'], '{:.2f}')}")
         lines.append(f"| {tag} | {reports[0].categories[tag]['items']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def report_markdown(reports: list[Report]) -> str:
+    """The comparison the command prints and writes into the docs."""
+    return "\n\n".join([
+        "All messages (the rule Teller's phrasing: the messages that name something, described by it):",
+        compare(reports, "all"),
+        "Batch b only (written after the rule Drawer's fixes, never used to change a Drawer):",
+        compare(reports, "batch b"),
+        "Per category (clip art right / mean scene similarity; messages that name nothing: share abstained):",
+        by_category(reports)])
 
 
 def plot(reports: list[Report], path: str | Path,
@@ -471,7 +515,7 @@ def plot(reports: list[Report], path: str | Path,
 
     labels = {key: label for key, label, _ in COLUMNS}
     fig, axes = plt.subplots(len(keys), 1, figsize=(11, 2.4 * len(keys)), sharex=True)
-    tags = [t for t in ("all", *CATEGORIES) if t in reports[0].categories]
+    tags = [t for t in ROWS if t in reports[0].categories]
     width = 0.8 / len(reports)
     for ax, key in zip(np.atleast_1d(axes), keys):
         for k, report in enumerate(reports):

@@ -73,6 +73,7 @@ CENTRE_SIDE_X = 175                   # "left of centre", "slightly left"
 NEAR_CENTRE_X = 212                   # "just left of centre", "a bit left of the middle"
 FIX_DISTANCE_PX = 20                  # the rule Teller's corrections say the place when this far off
 MOVE_PX = {"small": 15, "normal": 30, "large": 80}
+SPREAD_PX = 60                        # "a burger, a hot dog and ketchup at the bottom": this far apart
 NUDGE_PX = 30                         # "under the tree, a bit to the left": 30 px left of under it
 FUZZY_CUTOFF = 86                     # rapidfuzz ratio for a misspelt clip-art name (>= 5 letters)
 
@@ -188,6 +189,11 @@ SEPARATORS = {",", ".", ";", "!", "?", ":", "and", "then", "also", "plus", "but"
               "now", "after that", "lastly", "finally", "ok", "okay"}
 DETERMINERS = {"a": "new", "an": "new", "another": "new", "one": "new", "the": "known",
                "this": "known", "that": "known", "same": "known", "second": "new"}
+CANVAS_NOUNS = ("picture", "image", "canvas", "scene", "screen", "page", "drawing", "board", "frame",
+                "pic", "photo", "park")
+SHORT_SLIPS = {"tre": "tree", "tress": "trees", "lft": "left", "letf": "left", "rgt": "right",
+               "rite": "right", "rihgt": "right", "mdl": "middle", "sml": "small", "lg": "large",
+               "snak": "snake", "bera": "bear", "dgo": "dog", "cta": "cat", "sunn": "sun"}
 NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
                 "seven": 7, "eight": 8, "nine": 9, "ten": 10, "half": 0.5, "quarter": 0.25,
                 "third": Fraction(1, 3)}
@@ -349,6 +355,33 @@ def _phrases() -> tuple[dict[tuple[str, ...], tuple[str, object]], int]:
     put("arms up", "pose", 1)
     put("hands up", "pose", 1)
     put("slide", "name", (9,))
+    # how people write a hat's owner: "witches hat", "a witch's hat", "chefs hat", "pirate's hat"
+    for label, idx in (("witch", 32), ("chef", 28), ("pirate", 29), ("viking", 33), ("wizard", 26),
+                       ("cook", 28), ("king", 27), ("queen", 27), ("princess", 27)):
+        for owner in (label + "s", label + "es", label + "'s"):
+            for hat in ("hat", "helmet", "crown"):
+                if (label, hat) in (("viking", "helmet"),) or hat == "hat" or (label, hat) in (
+                        ("king", "crown"), ("queen", "crown"), ("princess", "crown")):
+                    put(f"{owner} {hat}", "name", (idx,))
+    # "right next to the slide", "right above the sun": "right" says how close, not where
+    for close in ("right", "just", "directly", "immediately"):
+        for phrase, kind in (("next to", "near"), ("beside", "near"), ("by", "near"), ("above", "above"),
+                             ("over", "above"), ("under", "below"), ("below", "below"),
+                             ("underneath", "below"), ("behind", "behind"), ("in front of", "front")):
+            put(f"{close} {phrase}", "rel", kind)
+    # the canvas's own sides: "right side of the picture", "on the left of the image"
+    for noun in CANVAS_NOUNS:
+        for side in ("left", "right", "top", "bottom", "middle", "center", "centre"):
+            value = DIRECTIONS[side]
+            for lead in ("", "on ", "to ", "in ", "at "):
+                for the in ("the ", ""):
+                    for part in ("", " side", " part", " half", " edge", " corner"):
+                        put(f"{lead}{the}{side}{part} of the {noun}", "dir", value)
+                        put(f"{lead}{the}{side}{part} of {noun}", "dir", value)
+    # short slips the spelling reader leaves alone (too short to guess in general)
+    for slip, word in SHORT_SLIPS.items():
+        if word in table or _key(word) in table:
+            table[(slip,)] = table[_key(word)]
     return table, max(len(key) for key in table)
 
 
@@ -428,6 +461,47 @@ def _slip(word: str) -> tuple[str, object] | None:
     return words[choice]
 
 
+@lru_cache(maxsize=1)
+def _multiword_names() -> dict[tuple[int, str, int], tuple[tuple[str, ...], ...]]:
+    """Clip-art names of 2-3 words, by (length, word, position of that word): the names a
+    phrase with one misspelt word may stand for (``hot air baloon``, ``basball glove``)."""
+    table, _ = _phrases()
+    index: dict[tuple[int, str, int], list[tuple[str, ...]]] = {}
+    for key, (kind, _value) in table.items():
+        if kind == "name" and len(key) in (2, 3) and all(w.isalpha() for w in key):
+            for pos, word in enumerate(key):
+                index.setdefault((len(key), word, pos), []).append(key)
+    return {k: tuple(v) for k, v in index.items()}
+
+
+def _fuzzy_phrase(words: list[str], i: int, longest: int) -> tuple[tuple[str, object], int] | None:
+    """A clip-art name of 2-3 words at ``words[i]`` with one word misspelt (the others exact,
+    the whole at least :data:`FUZZY_CUTOFF` alike), when no longer phrase matches exactly."""
+    table = _phrases()[0]
+    index = _multiword_names()
+    for n in (3, 2):
+        if n <= longest or i + n > len(words):
+            continue
+        window = tuple(words[i:i + n])
+        if not all(w.isalpha() for w in window):
+            continue
+        keys = {key for pos, word in enumerate(window) for key in index.get((n, word, pos), ())}
+        best = None
+        for key in keys:
+            wrong = [pos for pos in range(n) if key[pos] != window[pos]]
+            if len(wrong) != 1 or len(window[wrong[0]]) < 3:
+                continue
+            slip = window[wrong[0]]
+            if slip not in SHORT_SLIPS and (slip in _words_in_phrases() or slip in NOT_SLIPS):
+                continue                                   # a real word, not a slip
+            score = fuzz.ratio(" ".join(window), " ".join(key))
+            if score >= FUZZY_CUTOFF and (best is None or score > best[0]):
+                best = (score, key)
+        if best is not None:
+            return table[best[1]], n
+    return None
+
+
 @dataclass(frozen=True)
 class Tok:
     kind: str
@@ -461,6 +535,9 @@ def lex(text: str) -> tuple[Tok, ...]:
                 if key in table:
                     match = (table[key], n)
                     break
+        slipped = _fuzzy_phrase(words, i, match[1] if match else 0)
+        if slipped is not None:                       # "hot air baloon", "ketchup botle"
+            match = slipped
         if match is None:
             fuzzy = None
             if len(word) >= 5 and word.isalpha():
@@ -487,6 +564,32 @@ def lex(text: str) -> tuple[Tok, ...]:
         else:
             out.append(Tok(kind, value, text_))
         i += n
+    return _smiles(out)
+
+
+_SMILE_WORDS = ("smile", "smiles", "smiling", "grin", "grinning")
+
+
+def _smiles(toks: list[Tok]) -> tuple[Tok, ...]:
+    """``a big open mouth smile``, ``smiling big``: a wide smile, not a size."""
+    out: list[Tok] = []
+    k = 0
+    while k < len(toks):
+        tok = toks[k]
+        nxt = toks[k + 1] if k + 1 < len(toks) else None
+        after = toks[k + 2] if k + 2 < len(toks) else None
+        if tok.kind == "size" and tok.value == 0 and nxt is not None and nxt.kind == "expr" \
+                and nxt.text == "open mouth" and after is not None and after.text in _SMILE_WORDS:
+            out.append(Tok("expr", 1, f"{tok.text} {nxt.text} {after.text}"))
+            k += 3
+            continue
+        if tok.kind == "expr" and tok.text in _SMILE_WORDS and nxt is not None and nxt.kind == "size" \
+                and nxt.value == 0 and (after is None or after.kind != "name"):
+            out.append(Tok("expr", 1, f"{tok.text} {nxt.text}"))
+            k += 2
+            continue
+        out.append(tok)
+        k += 1
     return tuple(out)
 
 
@@ -570,6 +673,7 @@ class Mention:
     move: bool = False
     relation: tuple[str, "Mention | None", str | None] | None = None   # (kind, target, part)
     remove: bool = False
+    spread: tuple[int, int] | None = None  # (k, n): k-th of n pieces given one place ("X, Y and Z at ...")
     target_only: bool = False             # only named as a relation's target
     existing_only: bool = False           # changes a piece only if it is already drawn
     resolved: int | None = None
@@ -634,12 +738,44 @@ def _parsed(text: str) -> tuple[Mention, ...]:
     toks = lex(text)
     mentions: list[Mention] = []
     focus: Mention | None = None
+    run: list[Mention] = []              # "a hamburger, a hotdog and ketchup at the bottom"
+    holder: Mention | None = None        # "wearing shades and a crown": the wearer
     for clause in _clauses(toks):
+        start = len(mentions)
+        pair = [m for m in mentions if not m.target_only][-2:]
+        if not any(_is_mention(t) for t in clause) and any(t.text == "both" for t in clause) \
+                and len(pair) == 2:
+            for mention in pair:             # "..., both sitting", "both big"
+                _parse_clause(clause, mentions, mention)
+            continue
+        before = focus
         focus = _parse_clause(clause, mentions, focus)
+        new = [m for m in mentions[start:] if not m.target_only]
+        bare = len(new) == 1 and all(t.kind in ("det", "size", "name") for t in clause)
+        if bare and holder is not None and new[0].relation is None and new[0].idxs \
+                and all(attached_part(idx) in ("head", "eyes", "hand") for idx in new[0].idxs):
+            new[0].relation = ("has", holder, None)              # "... and a crown"
+            focus = before
+            continue
+        holder = next((m.relation[1] for m in reversed(new) if m.relation is not None
+                       and m.relation[0] == "has" and _person_mention(m.relation[1])), None)
+        if bare and new[0].relation is None:
+            run.append(new[0])
+            continue
+        placed = next((m for m in new if m.dirs or m.distances), None)
+        if placed is not None and placed.relation is None:
+            group = [m for m in run if not m.dirs and not m.distances and m.relation is None] + [placed]
+            for k, mention in enumerate(group):
+                if mention is not placed:
+                    mention.dirs = [(value, set(mods)) for value, mods in placed.dirs]
+                    mention.distances = list(placed.distances)
+                if len(group) > 1:
+                    mention.spread = (k, len(group))
+        run = []
     for mention in mentions:
         # "a girl holding a balloon on the right": the place is the girl's, the balloon is in
-        # her hand
-        if mention.relation is not None and mention.relation[0] in ("has", "hand") \
+        # her hand ("a boy kicking a ball on the left": the boy's place too)
+        if mention.relation is not None and mention.relation[0] in ("has", "hand", "feet") \
                 and not mention.relation[1].target_only and (mention.dirs or mention.distances):
             holder = mention.relation[1]
             if not holder.dirs and not holder.distances:
@@ -686,6 +822,16 @@ def _parse_clause(clause: list[Tok], mentions: list[Mention], focus: Mention | N
             found = _relation_target(clause, i + 1)
             if found is not None:
                 j, part, end = found
+                if tok.value == "in" and part is None and current is not None and _person_mention(current) \
+                        and clause[j].kind == "name" and tuple(clause[j].value) \
+                        and all(attached_part(idx) in ("head", "eyes") for idx in clause[j].value):
+                    worn = _mention_of(clause[j], "new")             # "a boy in a witch hat"
+                    worn.relation = ("has", current, None)
+                    mentions.append(worn)
+                    for k in range(i, end):
+                        consumed[k] = True
+                    i = end
+                    continue
                 target = _mention_of(clause[j], "known")
                 target.target_only = True
                 mentions.append(target)
@@ -1047,6 +1193,7 @@ def interpret(message: str, canvas: dict[int, Piece], palette=None, focus=None
             changes.append(change)
 
     mentions = parse(message)
+    worn: list[tuple[Mention, int, Piece | None, Piece]] = []
     for mention in mentions:
         if mention.target_only:
             continue
@@ -1060,9 +1207,15 @@ def interpret(message: str, canvas: dict[int, Piece], palette=None, focus=None
                 other.resolved = _resolve(other, canvas, allowed, history, exclude=idx)
             if other is not None and other.resolved is not None and other.resolved != idx \
                     and other.resolved not in canvas and not mention.remove:
-                # a piece named only as a landmark is drawn too, where it goes by default
-                canvas[other.resolved] = _apply(Mention(idxs=(other.resolved,), text=other.text),
-                                                other.resolved, None, canvas)
+                # a piece named only as a landmark is drawn too, where it goes by default, or
+                # where the message puts the pair ("a cat under the apple tree on the right")
+                landmark = Mention(idxs=(other.resolved,), text=other.text)
+                if other is (mention.relation[1] if mention.relation else None) \
+                        and mention.relation[0] in _PAIR_KINDS and not other.dirs and not other.distances:
+                    landmark.dirs = [d for d in mention.dirs if "small" not in d[1]]
+                    landmark.distances, mention.distances = mention.distances, []
+                    mention.dirs = [d for d in mention.dirs if "small" in d[1]]
+                canvas[other.resolved] = _apply(landmark, other.resolved, None, canvas)
                 record(Change("place", other.resolved))
         history = (history + [idx])[-HISTORY:]
         if mention.remove:
@@ -1078,6 +1231,17 @@ def interpret(message: str, canvas: dict[int, Piece], palette=None, focus=None
         new = _apply(mention, idx, old, canvas)
         if new != old:
             canvas[idx] = new
+            record(Change("place" if old is None else "update", idx))
+        wearer = mention.relation[1].resolved if mention.relation is not None else None
+        if mention.relation is not None and mention.relation[0] in _WORN_KINDS and wearer in canvas \
+                and ca.is_human(wearer):
+            worn.append((mention, idx, old, canvas[wearer]))
+    for mention, idx, old, wearer in worn:
+        # a worn or held thing stays on its person when the message moves or changes the person
+        # after it ("jenny wears a cap, she is on the right")
+        now = canvas.get(wearer.idx)
+        if idx in canvas and now is not None and now != wearer:
+            canvas[idx] = _apply(mention, idx, old, canvas)
             record(Change("place" if old is None else "update", idx))
     if not any(m.remove for m in mentions):
         # a landmark no piece was placed against ("holding a hot dog next to the table") is
@@ -1175,6 +1339,9 @@ def _apply(mention: Mention, idx: int, old: Piece | None, canvas: dict[int, Piec
         x, y = _move(mention, x, y, width, height)
     else:
         x, y = _place_words(mention, art, x, y, width, height, depth)
+        if mention.spread is not None and old is None and x is not None:
+            k, count = mention.spread                # side by side, in the order named
+            x += (k - (count - 1) / 2) * SPREAD_PX
     if y is None:
         y = _default_y(art, height, depth)
     if x is None:
@@ -1199,6 +1366,8 @@ def _apply(mention: Mention, idx: int, old: Piece | None, canvas: dict[int, Piec
     return Piece(idx=idx, x=x, y=y, depth=depth, flip=flip, subtype=subtype)
 
 
+_WORN_KINDS = ("has", "head", "eyes", "hand", "feet")
+_PAIR_KINDS = ("left_of", "right_of", "near", "above", "below", "front", "behind", "on", "in")
 _BIRDS = (23, 24)                      # the duck and the owl may perch or fly
 _BESIDE_KINDS = ("left_of", "right_of", "near", "above", "below", "front", "behind")
 
