@@ -1,4 +1,4 @@
-"""Train a neural agent on generated data (colors kinds: also on people's rounds, --data); write its checkpoint.
+"""Train a neural agent on generated data (colors kinds and the CoDraw Drawer: also on people's data, --data); write its checkpoint.
 
     python manage.py train_agent colors_neural_listener [--examples 12000 --epochs 8 --seed 0 \
         --out models/colors/colors_neural_listener.pt --device cpu]
@@ -6,6 +6,8 @@
         --val-fraction 0.15 --examples 0]    # people's rounds (or GroundTalk's colors-csv export)
     python manage.py train_agent guesswhich_neural_alice [--dialogs 1200 --epochs 6 --threads 1]
     python manage.py train_agent codraw_neural_drawer [--dialogs 300 --epochs 12 --threads 1]
+    python manage.py train_agent codraw_neural_drawer --data CoDraw_1_0.json [--from CHECKPOINT \
+        --val-fraction 0.15 --dialogs 300]   # people's dialogs (or GroundTalk's codraw export)
     python manage.py train_agent codraw_neural_teller [--dialogs 300 --epochs 15 --half b --threads 1]
     python manage.py train_agent guesswhich_coop [--from models/guesswhich/guesswhich_neural_alice.pt \
         --games 512 --epochs 15 --anchor 0.2 --threads 1]   # writes guesswhich_coop_alice.pt and _qbot.pt
@@ -47,6 +49,8 @@ DATA_RECIPES = {
     "colors_neural_listener": {"examples": 6000, "epochs": 12, "hidden": 64, "embed": 48, "lr": 3e-3,
                                "dropout": 0.3, "cosine": True},
     "colors_neural_speaker": {"examples": 6000, "epochs": 8, "hidden": 64, "embed": 32, "lr": 3e-3, "cosine": True},
+    # people's dialogs beside the generated recipe's 300 dialogs (--dialogs 0: people's only)
+    "codraw_neural_drawer": RECIPES["codraw_neural_drawer"],
 }
 
 
@@ -73,7 +77,10 @@ class Command(BaseCommand):
                             f"{COOP_BASE}); colors kinds: a checkpoint of the same kind to fine-tune")
         parser.add_argument("--data", default="",
                             help="colors kinds: people's rounds to train on, Colors in Context's filteredCorpus.csv "
-                            "or GroundTalk's colors-csv export (told apart by the header); split by game id")
+                            "or GroundTalk's colors-csv export (told apart by the header); split by game id. "
+                            "codraw_neural_drawer: people's dialogs, CoDraw's CoDraw_1_0.json or GroundTalk's codraw "
+                            "export; split by dialog key (the train_/val_ prefixes when the file has both, else seeded), "
+                            "beside --dialogs generated ones (0: people's only)")
         parser.add_argument("--dropout", type=float, help="colors listener with --data: dropout on the utterance and "
                             "colour vectors (data recipe: see DATA_RECIPES)")
         parser.add_argument("--cosine", action=argparse.BooleanOptionalAction, default=None,
@@ -97,9 +104,10 @@ class Command(BaseCommand):
         from games.colors.neural.train import plot_history, train
 
         colors = opts["kind"].startswith("colors_")
-        if (opts["data"] or (opts["base"] and opts["kind"] != "guesswhich_coop")) and not colors:
-            raise CommandError("--data and --from (fine-tuning) are for the colors kinds; guesswhich_coop's --from "
-                               "names its supervised ALICE.")
+        people = colors or opts["kind"] == "codraw_neural_drawer"
+        if (opts["data"] or (opts["base"] and opts["kind"] != "guesswhich_coop")) and not people:
+            raise CommandError("--data and --from (fine-tuning) are for the colors kinds and codraw_neural_drawer; "
+                               "guesswhich_coop's --from names its supervised ALICE.")
         recipe = DATA_RECIPES if opts["data"] else RECIPES
         for key, value in {"batch_size": 64, **recipe[opts["kind"]]}.items():
             if opts.get(key) is None:
@@ -135,9 +143,12 @@ class Command(BaseCommand):
         elif opts["kind"] == "codraw_neural_drawer":
             from games.codraw.neural.drawer_train import plot_history, train as train_drawer
 
-            if opts["dialogs"] < 2 or opts["epochs"] < 1:
+            if opts["data"] or opts["base"]:
+                train = self.codraw_data(opts, train_drawer)
+            elif opts["dialogs"] < 2 or opts["epochs"] < 1:
                 raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
-            train = lambda kind, *, examples, **kw: train_drawer(kind, examples=opts["dialogs"], **kw)  # noqa: E731
+            else:
+                train = lambda kind, *, examples, **kw: train_drawer(kind, examples=opts["dialogs"], **kw)  # noqa: E731
         elif opts["kind"] == "codraw_neural_teller":
             from games.codraw.neural.teller_train import plot_history, train as train_teller
 
@@ -175,7 +186,16 @@ class Command(BaseCommand):
             for name, row in compare_listeners(result, self.held, device).items():
                 cells = [row.get(f"val_{c}", float("nan")) * 100 for c in ("accuracy", "far", "split", "close")]
                 self.stdout.write(f"| {name} | " + " | ".join(f"{v:.1f}" for v in cells) + " |")
-        if result_data := getattr(result, "data", None):
+        if (result_data := getattr(result, "data", None)) and opts["kind"] == "codraw_neural_drawer":
+            conditions = [k for k in last if k.startswith("val_") and k.endswith("_accuracy")]
+            self.stdout.write(f"held-out dialogs ({len(result_data['val_dialogs'])}, {result_data['val_rounds']} rounds, "
+                              f"split by {result_data['split']}): accuracy % (chance: 1 in the palette's clip arts)")
+            self.stdout.write("| " + " | ".join(k[4:-9] for k in conditions) + " |\n|" + " --- |" * len(conditions))
+            self.stdout.write("| " + " | ".join(f"{last[k] * 100:.1f}" for k in conditions) + " |")
+            self.stdout.write(f"data {result_data['path']} ({result_data['format']}) sha256 {result_data['sha256']}: "
+                              f"{result_data['train_rounds']} rounds of {result_data['train_dialogs']} dialogs trained "
+                              f"on, {result_data['val_rounds']} rounds of {len(result_data['val_dialogs'])} dialogs held out")
+        elif result_data := getattr(result, "data", None):
             self.stdout.write(f"data {result_data['path']} ({result_data['format']}) sha256 {result_data['sha256']}: "
                               f"{result_data['train_rounds']} rounds of {result_data['train_games']} games trained "
                               f"on, {result_data['val_rounds']} rounds of {len(result_data['val_games'])} games held out")
@@ -223,3 +243,47 @@ class Command(BaseCommand):
         self.held = val
         extra = {"dropout": opts.get("dropout") or 0.0, "cosine": bool(opts.get("cosine"))}
         return lambda kind, **kw: train(kind, data=data, val_data=val, base=base, data_meta=meta, **extra, **kw)
+
+    def codraw_data(self, opts: dict, train):
+        """``train`` (the Drawer's) bound to people's dialogs (``--data``, split by dialog key) and a
+        ``--from`` checkpoint; with --data, ``--dialogs`` generated dialogs are trained on beside them."""
+        from games.codraw.neural.corpus import read_corpus, split_by_dialog
+        from games.codraw.neural.model import load_checkpoint
+
+        if opts["epochs"] < 1 or opts["dialogs"] < 0 or not 0 < opts["val_fraction"] < 1:
+            raise CommandError("Need --epochs >= 1, --dialogs >= 0 and 0 < --val-fraction < 1.")
+        base = None
+        if opts["base"]:
+            if not Path(opts["base"]).is_file():
+                raise CommandError(f"--from: no checkpoint at {opts['base']}.")
+            try:
+                base = load_checkpoint(opts["base"], opts["device"], expect=opts["kind"])
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise CommandError(f"--from: {exc}") from None
+        data, val, meta = None, None, None
+        if opts["data"]:
+            if not Path(opts["data"]).is_file():
+                raise CommandError(f"--data: no file at {opts['data']}.")
+            try:
+                corpus = read_corpus(opts["data"])
+                data, val, val_dialogs, how = split_by_dialog(corpus.examples, opts["val_fraction"], opts["seed"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise CommandError(f"--data: {exc}") from None
+            meta = {"path": Path(opts["data"]).name, "format": corpus.format, "sha256": corpus.sha256,
+                    "dialogs": len(corpus.dialogs), "rounds": len(corpus.examples),
+                    "skipped_rounds": corpus.skipped_rounds, "train_rounds": len(data),
+                    "train_dialogs": len({e["dialog"] for e in data}), "val_rounds": len(val),
+                    "val_dialogs": val_dialogs, "split": how, "val_fraction": opts["val_fraction"],
+                    "split_seed": opts["seed"]}
+            self.stdout.write(f"{corpus.format} {opts['data']}: {len(corpus.examples)} rounds of {len(corpus.dialogs)} "
+                              f"dialogs ({corpus.skipped_rounds} rounds skipped: no Teller message or only removals); "
+                              f"{len(val_dialogs)} dialogs ({len(val)} rounds) held out, split by {how}")
+        elif opts["dialogs"] < 2:
+            raise CommandError("Need --dialogs >= 2 without --data.")
+
+        def bound(kind, *, examples, **kw):
+            try:
+                return train(kind, examples=opts["dialogs"], data=data, val_data=val, base=base, data_meta=meta, **kw)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+        return bound

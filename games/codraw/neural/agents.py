@@ -7,13 +7,23 @@ the views whose turn it is (``None`` for the others); ``act(view) = act_batch([v
 ``warmup()`` runs one forward pass on a made-up view.
 
 Stateless, like the rule Drawer: for the Teller's latest message and the canvas as it is now, the
-model picks the palette clip art with the highest score and predicts its place, depth, flip (and
-subtype for Mike and Jenny). If the piece is not on the canvas it is placed; if it is there but
-elsewhere (more than ``TOLERANCE_PX`` off, or another depth, flip or subtype) it is updated;
-otherwise the Drawer replies (``ok, drew the oak tree``), which ends its turn. The choice reads only
-the message and a piece's predicted place never reads that piece's own slot of the canvas
-(model.py), so drawing it changes neither: a turn is at most one canvas action and the reply.
+model scores the palette's clip arts (and, in checkpoints with the abstain class, "nothing
+drawable is said") and predicts each one's place, depth, flip (and subtype for Mike and Jenny).
+The pieces the message asks for are the top-scoring clip art and those scoring at least
+``SEVERAL_SHARE`` of it and at least ``SEVERAL_MIN_P`` (at most ``MAX_PIECES_PER_MESSAGE``: a message may name several pieces), in
+score order. The first of them not yet on the canvas is placed; else the best one, when it is
+elsewhere (more than ``TOLERANCE_PX`` off, or another depth, flip or subtype), is updated (only the
+best: the others' predicted places read its slot, so updating them too could go back and forth);
+then the Drawer replies (``ok, drew the oak tree``), which ends its turn. When the abstain
+class scores highest (``ok``, ``not yet``, ``looks great``) it draws nothing and replies
+``ABSTAIN_REPLY``. The choice reads only the message and a piece's predicted place never reads
+that piece's own slot of the canvas (model.py), so drawing one changes neither its choice nor its
+place: a turn is at most one canvas action per piece asked for, then the reply.
 It never removes pieces.
+
+``checkpoint_sha256`` (the file), ``weights_sha256`` (what it holds), ``data_sha256`` (the people's
+data file it was trained on, ``train_agent --data``; "" for generated data only) and ``version``
+identify what played (agents/serving/family.py puts ``data_sha256`` in every seat's record).
 
 ``NeuralTeller.load(checkpoint, device)`` reads a ``codraw_neural_teller`` checkpoint of ``manage.py
 train_agent codraw_neural_teller`` (games/codraw/neural/teller_model.py); ``act_batch(views)`` answers
@@ -34,11 +44,15 @@ import torch
 
 from games.codraw import clipart as ca
 from games.codraw import rules
-from games.codraw.neural.model import canvas_features, load_checkpoint, pad_batch
+from games.codraw.neural.model import ABSTAIN, canvas_features, load_checkpoint, pad_batch
 from games.codraw.neural.teller_model import EOS_ID, detokenize, encode_words, history_tensors, scene_tensors
 
 GAME_ID = rules.GAME_ID
 TOLERANCE_PX = 12
+SEVERAL_SHARE = 0.5            # a second (third) piece is asked for when it scores this share of the best
+SEVERAL_MIN_P = 0.25           # ... and at least this probability (an unsure model's spread is not "several")
+MAX_PIECES_PER_MESSAGE = 3
+ABSTAIN_REPLY = "ok, what should I draw?"
 MAX_MESSAGES_PER_PIECE = 2
 
 
@@ -65,6 +79,8 @@ class _CodrawModelAgent:
         self.module, self.device, self.vocab = loaded.model, device, loaded.vocab
         self.checkpoint_sha256, self.weights_sha256 = loaded.sha256, loaded.weights_sha256
         self.version = f"{loaded.kind}@{loaded.sha256[:12]}"
+        # the sha256 of the people's data file it was trained on (train_agent --data), "" for generated data
+        self.data_sha256 = (loaded.meta.get("data") or {}).get("sha256", "")
 
     @classmethod
     def load(cls, checkpoint: str, device: str = "cpu", **options) -> "_CodrawModelAgent":
@@ -82,35 +98,41 @@ class _CodrawModelAgent:
 class NeuralDrawer(_CodrawModelAgent):
     kind = "codraw_neural_drawer"
 
-    def predict(self, views: list[dict]) -> list[dict | None]:
-        """For each view, the piece its latest Teller message asks for (one forward call), or
-        None when there is no message yet or no palette."""
+    def predict(self, views: list[dict]) -> list[list[dict] | None]:
+        """For each view, the pieces its latest Teller message asks for (one forward call), best
+        first: ``[]`` when the model abstains (nothing drawable is said), None when there is no
+        message yet or no palette."""
         encoded = [self.vocab.encode(last_teller_message(v)) for v in views]
         ids, values, lengths = pad_batch(encoded, self.device)
         canvas = torch.tensor([canvas_features(v.get("canvas") or []) for v in views], dtype=torch.float32,
                               device=self.device)
         out = self.module(ids, values, lengths, canvas)
-        mask = torch.full((len(views), ca.N_CLIPARTS), float("-inf"), device=self.device)
+        mask = torch.full(out["choose"].shape, float("-inf"), device=self.device)
+        if out["choose"].shape[-1] > ca.N_CLIPARTS:
+            mask[:, ABSTAIN] = 0.0
         for i, view in enumerate(views):
             for p in view.get("palette") or []:
                 mask[i, int(p["idx"])] = 0.0
-        best = (out["choose"] + mask).argmax(dim=-1)
-        rows = torch.arange(len(views), device=self.device)
-        xy = out["xy"][rows, best].tolist()
-        depth = out["depth"][rows, best].argmax(-1).tolist()
-        flip = out["flip"][rows, best].argmax(-1).tolist()
-        subtype = out["subtype"][rows, best].argmax(-1).tolist()
-        pieces = []
+        probs = torch.softmax(out["choose"] + mask, dim=-1)
+        top_p, top_k = probs.topk(min(MAX_PIECES_PER_MESSAGE, probs.shape[-1]), dim=-1)
+        depth, flip, subtype = (out[h].argmax(-1).tolist() for h in ("depth", "flip", "subtype"))
+        xy = out["xy"].tolist()
+        pieces: list[list[dict] | None] = []
         for i, view in enumerate(views):
             if not last_teller_message(view) or not view.get("palette"):
                 pieces.append(None)
                 continue
-            idx = int(best[i])
-            piece = {"idx": idx, "x": _clamp(xy[i][0], ca.CANVAS_W), "y": _clamp(xy[i][1], ca.CANVAS_H),
-                     "depth": int(depth[i]), "flip": int(flip[i])}
-            if idx in ca.HUMAN_IDXS:
-                piece["subtype"] = int(subtype[i])
-            pieces.append(piece)
+            asked = []
+            for rank, (p, idx) in enumerate(zip(top_p[i].tolist(), top_k[i].tolist())):
+                if idx == ABSTAIN or p == 0.0 or (rank and (p < SEVERAL_SHARE * top_p[i, 0].item()
+                                                            or p < SEVERAL_MIN_P)):
+                    break                       # abstain best: []; a lower abstain ends the list
+                piece = {"idx": idx, "x": _clamp(xy[i][idx][0], ca.CANVAS_W), "y": _clamp(xy[i][idx][1], ca.CANVAS_H),
+                         "depth": int(depth[i][idx]), "flip": int(flip[i][idx])}
+                if idx in ca.HUMAN_IDXS:
+                    piece["subtype"] = int(subtype[i][idx])
+                asked.append(piece)
+            pieces.append(asked)
         return pieces
 
     def act_batch(self, views: list[dict]) -> list[dict | None]:
@@ -120,23 +142,29 @@ class NeuralDrawer(_CodrawModelAgent):
             return out
         with torch.inference_mode():
             pieces = self.predict([views[i] for i in todo])
-        for i, piece in zip(todo, pieces):
-            out[i] = self._action(views[i], piece)
+        for i, asked in zip(todo, pieces):
+            out[i] = self._action(views[i], asked)
         return out
 
-    def _action(self, view: dict, piece: dict | None) -> dict:
+    def _action(self, view: dict, asked: list[dict] | None) -> dict:
         limit = int(view.get("max_message_len", rules.MAX_MESSAGE_LEN))
-        if piece is None:
+        if asked is None:
             return {"type": "chat", "text": "ok"[:limit]}
-        drawn = next((p for p in view.get("canvas") or [] if int(p["idx"]) == piece["idx"]), None)
-        if drawn is None:
-            return {"type": "place", **piece}
-        changes = {k: piece[k] for k in ("depth", "flip", "subtype") if k in piece and drawn.get(k) != piece[k]}
-        if abs(drawn["x"] - piece["x"]) > TOLERANCE_PX or abs(drawn["y"] - piece["y"]) > TOLERANCE_PX:
-            changes.update(x=piece["x"], y=piece["y"])
-        if changes:
-            return {"type": "update", "idx": piece["idx"], **changes}
-        return {"type": "chat", "text": f"ok, drew the {ca.CLIPARTS[piece['idx']].name}"[:limit]}
+        if not asked:
+            return {"type": "chat", "text": ABSTAIN_REPLY[:limit]}
+        on_canvas = {int(p["idx"]): p for p in view.get("canvas") or []}
+        for piece in asked:
+            if piece["idx"] not in on_canvas:
+                return {"type": "place", **piece}
+        for piece in asked[:1]:     # only the best is moved: the others' places read its slot, so no ping-pong
+            drawn = on_canvas[piece["idx"]]
+            changes = {k: piece[k] for k in ("depth", "flip", "subtype") if k in piece and drawn.get(k) != piece[k]}
+            if abs(drawn["x"] - piece["x"]) > TOLERANCE_PX or abs(drawn["y"] - piece["y"]) > TOLERANCE_PX:
+                changes.update(x=piece["x"], y=piece["y"])
+            if changes:
+                return {"type": "update", "idx": piece["idx"], **changes}
+        names = " and the ".join(ca.CLIPARTS[p["idx"]].name for p in asked)
+        return {"type": "chat", "text": f"ok, drew the {names}"[:limit]}
 
     @staticmethod
     def warmup_view() -> dict:

@@ -30,10 +30,11 @@ from __future__ import annotations
 import random
 import re
 
+from games.codraw import clipart as ca
 from games.codraw.scenes import parse_scene
 from games.codraw.agents import generated_dialogs
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2          # 2: people's wording (vary), several pieces a message, messages that name nothing
 SEED_RANGES = {"train": 3_000_000, "val": 4_000_000, "test": 5_000_000, "train_b": 6_000_000}
 HALVES = {"a": "train", "b": "train_b"}      # crosstalk: the two training partitions (Drawer a, Teller b)
 PARAPHRASE_P = 0.7             # share of training messages reworded
@@ -81,13 +82,14 @@ def typo(word: str, rng: random.Random) -> str:
     return word[:i - 1] + word[i] + word[i - 1] + word[i + 1:]
 
 
-def paraphrase(text: str, rng: random.Random, typo_p: float = 0.06) -> str:
+def paraphrase(text: str, rng: random.Random, typo_p: float = 0.06, prefixes: bool = True) -> str:
     """A reworded ``text`` (the rule Teller's template): same pieces and numbers, other words."""
     if rng.random() < 0.5:                         # "centered X from left and Y from top" -> swapped
         text = _PLACE.sub(lambda m: f"{m.group(2)} and {m.group(1)}", text)
     for pattern, choices in SYNONYMS:
         text = re.sub(pattern, lambda m: m.expand(rng.choice(choices)), text)
-    text = rng.choice(PREFIXES) + text
+    if prefixes:
+        text = rng.choice(PREFIXES) + text
     if rng.random() < 0.4:
         text = text.replace(",", "")
     words = [typo(w, rng) if rng.random() < typo_p else w for w in text.split(" ")]
@@ -95,6 +97,124 @@ def paraphrase(text: str, rng: random.Random, typo_p: float = 0.06) -> str:
     if rng.random() < 0.1:
         text = text.upper()
     return text[:140]
+
+
+# ------------------------------------------------------------------ people's wording (GENERATOR_VERSION 2)
+# Each rewrite keeps what the message asks for (the example's target is still what the rule Drawer
+# drew for the rule Teller's words): clip-art names people use (clipart.py synonyms, those that name
+# one clip art only), sizes, poses, expressions, facing, worn and held items said the other way
+# round, what the message starts with; then paraphrase()'s places and typos.
+_AMBIGUOUS = {"kid", "child", "bird", "wizard hat", "him", "he", "her", "she", "pirate",
+              "bench", "soccer", "ball", "disc", "cup", "basket", "helmet", "pine", "glove", "bat", "fire"}
+NAME_CHOICES = {c.name: [c.name, c.name, *[s for s in c.synonyms if s not in _AMBIGUOUS]] for c in ca.CLIPARTS}
+NAME_CHOICES["Mike"] = ["Mike", "mike", "the boy", "a boy", "boy", "the guy", "a little boy"]
+NAME_CHOICES["Jenny"] = ["Jenny", "jenny", "the girl", "a girl", "girl", "the lady", "a little girl", "woman"]
+PERSON = {"Mike": ["Mike", "mike", "the boy", "the guy"], "Jenny": ["Jenny", "jenny", "the girl", "the lady"]}
+SIZE_CHOICES = {"big": ["big", "large", "huge", "big", "large size"], "medium": ["medium", "medium sized",
+                "mid size", "normal size", "medium"], "small": ["small", "tiny", "little", "small", "far away"]}
+POSE_CHOICES = {"arms out": ["arms out", "arms out to the side", "standing with arms out"],
+                "arms up": ["arms up", "hands up", "arms raised", "both arms up"],
+                "kicking": ["kicking", "kicking a leg up", "one leg up kicking"],
+                "running": ["running", "jogging", "running pose"],
+                "cross-legged": ["cross-legged", "sitting cross legged", "legs crossed"],
+                "sitting": ["sitting", "sitting down", "seated"],
+                "waving": ["waving", "waving one hand", "one hand up waving"]}
+EXPRESSION_CHOICES = {"angry": ["angry", "mad", "grumpy", "angry face"],
+                      "big smile": ["big smile", "grinning", "laughing", "very happy"],
+                      "smiling": ["smiling", "happy", "with a smile", "smile"],
+                      "smile": ["smile", "smiling", "happy"],
+                      "sad": ["sad", "upset", "crying", "sad face"],
+                      "scared": ["scared", "surprised", "shocked", "afraid"]}
+FACING_CHOICES = ["facing {d}", "facing {d}", "looking {d}", "facing to the {d}", "faces {d}", "turned {d}",
+                  "pointing {d}", "looking to the {d}", "{d} facing"]
+OPENERS = ["", "", "", "", "there is a ", "there's a ", "i see a ", "add a ", "put a ", "draw a ", "next is a ",
+           "now a ", "ok next a ", "we have a ", "then there is a ", "also a "]
+JOINERS = [" and ", ". ", ", also ", ". then ", ". next ", " and then ", "; ", ". there is also "]
+# places people say in two words ("top left"), for the rule Teller's two halves of the same place
+CORNERS = [
+    (r"\bon the (?:far )?(left|right), (?:at the (?:very )?top|in the sky|in the middle of the sky)\b",
+     [r"top \1", r"in the top \1 corner", r"upper \1", r"\1 top", r"at the top \1", r"top \1 corner"]),
+    (r"\bon the (?:far )?(left|right), (?:near the bottom|at the very bottom)\b",
+     [r"bottom \1", r"in the bottom \1 corner", r"lower \1", r"\1 bottom", r"bottom \1 corner"]),
+    (r"\bin the middle, (?:at the (?:very )?top|in the sky|in the middle of the sky)\b",
+     ["top middle", "at the top in the middle", "top center", "middle of the sky", "top centre"]),
+    (r"\bin the middle, (?:near the bottom|at the very bottom)\b",
+     ["bottom middle", "at the bottom in the middle", "bottom center"]),
+    (r"\bon the (left|right), just below the horizon\b", [r"\1 side, far back", r"\1 in the back", r"back \1"]),
+]
+_NAMES = sorted((n for n in NAME_CHOICES), key=len, reverse=True)
+_LEAD = re.compile(r"^(big|medium|small) (" + "|".join(re.escape(n) for n in _NAMES) + r")\b(.*)$")
+_FACING = re.compile(r",? ?facing (left|right)\b")
+_WORN = re.compile(r"^(.+?) on (Mike|Jenny)'s (head|face)(.*)$")
+_HELD = re.compile(r"^(.+?) in (Mike|Jenny)'s hand(.*)$")
+
+# messages that ask for nothing to be drawn (the Drawer abstains): chat, questions, praise, ends
+NOTHING_CORE = ["ok", "okay", "not yet", "on", "yes", "no", "good", "great", "looks great", "looks good",
+                "thanks", "thank you", "perfect", "nice", "nice job", "good job", "great job so far", "hello", "hi",
+                "hi there", "ready?", "are you ready", "ready when you are", "wait", "hold on", "one sec", "hmm",
+                "let me look", "let me see", "that's it", "that is all", "we are done", "all done", "i think that's it",
+                "done?", "did you get that?", "got it?", "what do you have so far", "that's right", "correct",
+                "yes that's right", "no worries", "sorry", "my bad", "lol", "haha", "cool", "awesome", "almost there",
+                "keep going", "that looks fine", "leave it as it is", "no changes", "it is fine", "fine",
+                "the picture is a park", "it's a sunny day", "i'm not sure", "can you see it?", "how's it going",
+                "whats next", "ok ready", "you're doing great", "good so far", "nothing else", "nope", "yep", "k"]
+NOTHING_END = ["", "", "", "!", ".", "?", " :)", "!!", " thanks", " please"]
+
+
+def vary(text: str, rng: random.Random, typo_p: float = 0.08) -> str:
+    """``text`` (the rule Teller's template, one piece) in the words people use: the clip art's
+    other names, sizes, poses, expressions and facing said otherwise, a worn or held item said from
+    its wearer (``Jenny is wearing a pirate hat``), an opener; then :func:`paraphrase`."""
+    facing = _FACING.search(text)
+    direction = facing.group(1) if facing else None
+    if facing and rng.random() < 0.5:               # facing said up front or dropped into another spot
+        text = _FACING.sub("", text)
+    else:
+        direction = None
+    for phrase, choices in {**POSE_CHOICES, **EXPRESSION_CHOICES}.items():
+        text = re.sub(rf"\b{re.escape(phrase)}\b", lambda m: rng.choice(choices), text)
+    worn, held = _WORN.match(text), _HELD.match(text)
+    if (worn or held) and rng.random() < 0.6:
+        m = worn or held
+        person = rng.choice(PERSON[m.group(2)])
+        thing = m.group(1)
+        verb = rng.choice(["is wearing a", "has a", "wears a", "with a"]) if worn else \
+            rng.choice(["is holding a", "has a", "holds a", "with a"])
+        text = f"{person} {verb} {thing}{m.group(4) if worn else m.group(3)}"
+    for pattern, choices in CORNERS:
+        if rng.random() < 0.7:
+            text = re.sub(pattern, lambda m: m.expand(rng.choice(choices)), text)
+    lead = _LEAD.match(text)
+    if lead:
+        size, name, rest = lead.groups()
+        # no size said reads as medium (language.DEFAULT_DEPTH): people often leave it out
+        size = "" if size == "medium" and rng.random() < 0.5 else rng.choice(SIZE_CHOICES[size])
+        name = rng.choice(NAME_CHOICES[name])
+        name = name.split(" ", 1)[1] if name.startswith(("a ", "the ")) else name
+        face = f" {rng.choice(FACING_CHOICES).format(d=direction)}" if direction else ""
+        text = f"{size} {name}{face}{rest}".strip()
+        text = rng.choice(OPENERS) + text
+    else:
+        for name in _NAMES:
+            if re.search(rf"\b{re.escape(name)}\b", text):
+                choice = rng.choice(NAME_CHOICES[name])
+                text = re.sub(rf"\b{re.escape(name)}\b", choice.split(" ", 1)[1] if choice.startswith(("a ", "the "))
+                              else choice, text, count=1)
+                break
+        if direction:
+            text = f"{text}, {rng.choice(FACING_CHOICES).format(d=direction)}"
+    return paraphrase(text, rng, typo_p=typo_p, prefixes=False)
+
+
+def nothing_message(rng: random.Random) -> str:
+    """A message that asks for nothing to be drawn (``ok``, ``not yet``, ``looks great!``)."""
+    text = rng.choice(NOTHING_CORE)
+    if rng.random() < 0.25:
+        text = f"{text} {rng.choice(NOTHING_CORE)}"
+    text += rng.choice(NOTHING_END)
+    words = [typo(w, rng) if rng.random() < 0.06 else w for w in text.split(" ")]
+    text = " ".join(words)
+    return text.upper() if rng.random() < 0.05 else text
 
 
 def dialogs(split: str, n: int, offset: int = 0) -> dict[str, dict]:
@@ -115,20 +235,61 @@ def round_example(message: str, abs_b: str, abs_d: str) -> dict:
             "removed": sorted(set(before) - set(after))}
 
 
-def make_examples(split: str, n_dialogs: int, seed: int = 0, paraphrase_p: float = PARAPHRASE_P) -> list[dict]:
+MIX = {"template": 0.15, "paraphrased": 0.25, "varied": 0.45, "several": 0.15}   # drawable messages' wording
+NOTHING_SHARE = 0.12           # extra examples whose message names nothing (target: abstain)
+CONDITIONS = ("template", "paraphrased", "varied", "several", "nothing")
+
+
+def make_examples(split: str, n_dialogs: int, seed: int = 0, paraphrase_p: float | None = None,
+                  mix: dict | None = None, nothing_share: float = NOTHING_SHARE) -> list[dict]:
     """One example per round of ``n_dialogs`` generated dialogs of ``split`` (rounds that change
-    nothing or only remove pieces are left out); ``paraphrase_p`` of the messages reworded."""
+    nothing or only remove pieces are left out), each with its ``condition``: the rule Teller's
+    words (``template``), :func:`paraphrase` d, :func:`vary` d (people's wording) or two rounds in
+    one message (``several``, both varied: its changes are both rounds'), in the shares of ``mix``
+    (default :data:`MIX`); plus ``nothing_share`` as many messages that name nothing
+    (:func:`nothing_message`, ``changes`` empty, ``abstain`` true) on the dialogs' canvases.
+    ``paraphrase_p`` (the version-1 recipe): that share paraphrased, the rest template, nothing else."""
     rng = random.Random(f"codraw-neural-data:{split}:{seed}")
-    out = []
+    if paraphrase_p is not None:
+        mix, nothing_share = {"template": 1 - paraphrase_p, "paraphrased": paraphrase_p}, 0.0
+    mix = mix or MIX
+    kinds, weights = list(mix), list(mix.values())
+    out, canvases = [], []
     for key, dialog in dialogs(split, n_dialogs, offset=seed * 100_000).items():
+        rounds = []
         for r in dialog["dialog"]:
             example = round_example(r["msg_t"], r.get("abs_b") or "", r.get("abs_d") or "")
-            if not example["changes"]:
-                continue
-            if rng.random() < paraphrase_p:
-                example["text"] = paraphrase(example["text"], rng)
-            example["dialog"] = key
-            out.append(example)
+            if example["changes"]:
+                rounds.append(example)
+            canvases.append(example["canvas"])
+        k = 0
+        while k < len(rounds):
+            example, kind = rounds[k], rng.choices(kinds, weights)[0]
+            k += 1
+            if kind == "several" and k < len(rounds) and not rounds[k]["removed"] and not example["removed"]:
+                second = rounds[k]
+                for _ in range(4):          # both pieces within the chat's 140 characters
+                    text = vary(example["text"], rng) + rng.choice(JOINERS) + vary(second["text"], rng)
+                    if len(text) <= 140:
+                        break
+                else:
+                    kind = "varied"
+                if kind == "several":
+                    k += 1
+                    moved = {c["idx"] for c in second["changes"]}
+                    example = {**example, "text": text, "changes": [c for c in example["changes"]
+                                                                     if c["idx"] not in moved] + second["changes"]}
+            elif kind == "several":
+                kind = "varied"
+            if kind == "paraphrased":
+                example = {**example, "text": paraphrase(example["text"], rng)}
+            elif kind == "varied":
+                example = {**example, "text": vary(example["text"], rng)}
+            out.append({**example, "text": example["text"][:140], "dialog": key, "condition": kind, "abstain": False})
+    for _ in range(round(nothing_share * len(out))):
+        out.append({"text": nothing_message(rng), "canvas": rng.choice(canvases) if canvases else [], "changes": [],
+                    "removed": [], "dialog": "", "condition": "nothing", "abstain": True})
+    rng.shuffle(out) if nothing_share else None
     return out
 
 

@@ -33,6 +33,7 @@ VERSION = 1
 KINDS = ("codraw_neural_drawer", "codraw_neural_teller")
 PIECE_FEATURES = 6             # per clip art: on canvas, x, y, depth, flip, subtype (scaled 0..1)
 CANVAS_DIM = ca.N_CLIPARTS * PIECE_FEATURES
+ABSTAIN = ca.N_CLIPARTS        # the choice "nothing drawable" (Config.abstain)
 
 
 def pad_batch(encoded: list[tuple[list[int], list[float]]], device):
@@ -64,11 +65,13 @@ class Config:
     embed: int = 32
     hidden: int = 64
     art_embed: int = 16
+    abstain: bool = False      # the Drawer's choice has a 59th class: nothing drawable is said (checkpoints since v2 data)
 
 
 class NeuralDrawerNet(nn.Module):
     """``forward(ids, values, lengths, canvas) -> dict``: ``choose`` (B, 58) logits (which clip
-    art the message adds or moves), ``xy`` (B, 58, 2) in canvas fractions, ``depth`` (B, 58, 3),
+    art the message adds or moves; (B, 59) with ``cfg.abstain``: the last, ``ABSTAIN``, is "the
+    message asks for nothing to be drawn"), ``xy`` (B, 58, 2) in canvas fractions, ``depth`` (B, 58, 3),
     ``flip`` (B, 58, 2), ``subtype`` (B, 58, 35) logits.
 
     The choice reads the message; each clip art's heads read the message, the canvas and the clip
@@ -82,7 +85,7 @@ class NeuralDrawerNet(nn.Module):
         self.embedding = nn.Embedding(cfg.vocab_size, cfg.embed, padding_idx=0)
         self.gru = nn.GRU(cfg.embed + 1, cfg.hidden, batch_first=True, bidirectional=True)
         self.message = nn.Sequential(nn.Linear(2 * cfg.hidden, cfg.hidden), nn.ReLU())
-        self.choose = nn.Linear(cfg.hidden, ca.N_CLIPARTS)
+        self.choose = nn.Linear(cfg.hidden, ca.N_CLIPARTS + (1 if cfg.abstain else 0))
         self.art = nn.Embedding(ca.N_CLIPARTS, cfg.art_embed)
         self.canvas = nn.Linear(CANVAS_DIM, cfg.hidden)
         self.piece = nn.Sequential(nn.ReLU(), nn.Linear(cfg.hidden, cfg.hidden), nn.ReLU())

@@ -61,3 +61,76 @@ def test_bad_arguments_are_refused(tmp_path):
         call_command("codraw_neural_eval", "--drawer", str(tmp_path / "missing.pt"))
     with pytest.raises(CommandError, match="No checkpoint"):
         call_command("codraw_neural_eval", "--teller", str(tmp_path / "missing.pt"))
+
+
+def test_training_on_peoples_dialogs_beats_chance_and_records_the_data_hash(tmp_path):
+    """``train_agent codraw_neural_drawer --data`` on the hand-made file in the released shape
+    (people's dialogs only, ``--dialogs 0``): split by its train_/val_ keys, held-out accuracy per
+    condition above chance, the file's sha256 in the checkpoint, in the family and in the seat's
+    record; ``--from`` fine-tunes a generated-data checkpoint on it, keeping its vocabulary and sizes."""
+    from agents.checkpoints import file_sha256
+    from agents.model_config import ModelAgentConfig
+    from agents.serving.family import LoadedFamily
+    from games.codraw.neural.agents import NeuralDrawer
+    from games.codraw.neural.model import load_checkpoint
+
+    from tests.games.codraw.neural.test_corpus import HANDMADE
+
+    out = tmp_path / "people.pt"
+    stdout = io.StringIO()
+    call_command("train_agent", "codraw_neural_drawer", "--data", str(HANDMADE), "--dialogs", "0", "--epochs", "15",
+                 "--hidden", "32", "--embed", "16", "--lr", "0.01", "--batch-size", "16", "--threads", "1",
+                 "--out", str(out), "--verbosity", "0", stdout=stdout)
+    text = stdout.getvalue()
+    loaded = load_checkpoint(out)
+    data = loaded.meta["data"]
+    sha = file_sha256(HANDMADE)
+    assert data["sha256"] == sha and data["format"] == "CoDraw_1_0.json" and data["split"] == "keys"
+    assert data["val_dialogs"] == [f"val_{n:05d}" for n in range(10)] and data["train_dialogs"] == 30
+    assert data["train_rounds"] + data["val_rounds"] == 123 and loaded.meta["training"]["people_rounds"] == 94
+    final = loaded.meta["history"][-1]
+    nothing_share = 5 / 29                           # always abstaining scores this; 1 in 58 clip arts is chance
+    assert final["val_clipart_accuracy"] > nothing_share + 0.1, final
+    assert final["val_adds_accuracy"] > 5 / 58 and final["val_nothing_accuracy"] > 0.5, final
+    assert {f"val_{c}_accuracy" for c in ("adds", "moves", "several", "nothing")} <= set(final)
+    assert f"sha256 {sha}" in text and "split by keys" in text and "| adds | moves | several | nothing |" in text
+    assert (tmp_path / "people.png").is_file()
+
+    agent = NeuralDrawer.load(str(out))
+    assert agent.data_sha256 == sha
+    config = ModelAgentConfig(name="codraw_data_drawer", game_id="codraw_v1", role="drawer", kind="torch",
+                              family="games.codraw.neural.agents:NeuralDrawer", family_key="codraw_data_drawer",
+                              checkpoint=str(out), version="t", timeout_s=10, fallback="codraw_rule_drawer")
+    record = LoadedFamily(config, agent, loaded.sha256, 0.0).seat_record()
+    assert record["data_sha256"] == sha and record["checkpoint_sha256"] == loaded.sha256
+
+    generated = tmp_path / "generated.pt"
+    _train("codraw_neural_drawer", generated)
+    assert NeuralDrawer.load(str(generated)).data_sha256 == ""
+    tuned = tmp_path / "tuned.pt"
+    call_command("train_agent", "codraw_neural_drawer", "--data", str(HANDMADE), "--from", str(generated),
+                 "--dialogs", "0", "--epochs", "1", "--threads", "1", "--out", str(tuned), "--verbosity", "0",
+                 stdout=io.StringIO())
+    tuned_loaded, base = load_checkpoint(tuned), load_checkpoint(generated)
+    assert tuned_loaded.meta["data"]["sha256"] == sha and tuned_loaded.meta["training"]["from"] == base.sha256
+    assert tuned_loaded.vocab.words == base.vocab.words and tuned_loaded.meta["config"] == base.meta["config"]
+
+
+def test_bad_data_is_refused(tmp_path):
+    from tests.games.codraw.neural.test_corpus import HANDMADE
+
+    def run(*extra):
+        call_command("train_agent", "codraw_neural_drawer", "--epochs", "1", "--threads", "1",
+                     "--out", str(tmp_path / "x.pt"), "--verbosity", "0", *extra, stdout=io.StringIO())
+
+    with pytest.raises(CommandError, match="no file"):
+        run("--data", str(tmp_path / "missing.json"))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"rows": 1}')
+    with pytest.raises(CommandError, match="not a CoDraw file"):
+        run("--data", str(bad))
+    with pytest.raises(CommandError, match="--from: no checkpoint"):
+        run("--data", str(HANDMADE), "--from", str(tmp_path / "missing.pt"))
+    with pytest.raises(CommandError, match="colors kinds and codraw_neural_drawer"):
+        call_command("train_agent", "codraw_neural_teller", "--data", str(HANDMADE), "--out", str(tmp_path / "t.pt"))
+    assert not (tmp_path / "x.pt").exists()

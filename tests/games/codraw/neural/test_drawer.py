@@ -20,7 +20,7 @@ from games.codraw.actions import SCHEMA
 from games.codraw.agents import RuleTeller, generated_dialogs
 from games.codraw.neural.model import load_checkpoint
 from games.codraw.neural.vocab import tokenize
-from games.codraw.neural.agents import NeuralDrawer
+from games.codraw.neural.agents import ABSTAIN_REPLY, MAX_PIECES_PER_MESSAGE, NeuralDrawer
 
 from tests.conftest import ROOT
 
@@ -62,11 +62,30 @@ def test_place_synonyms_read_as_the_same_place():
     assert changed > 100
 
 
+def test_people_s_wording_is_seeded_and_varied_and_nothing_messages_name_nothing():
+    text = "small pirate hat on Jenny's head, facing left"
+    outs = [neural_data.vary(text, random.Random(k)) for k in range(40)]
+    assert outs == [neural_data.vary(text, random.Random(k)) for k in range(40)]
+    assert len(set(outs)) > 30 and text not in outs
+    assert any("wearing" in o or "has a" in o for o in outs) and any("black hat" in o.lower() for o in outs)
+    nothing = [neural_data.nothing_message(random.Random(k)) for k in range(200)]
+    names = {c.name.lower() for c in neural_data.ca.CLIPARTS} | {"mike", "jenny", "boy", "girl", "tree"}
+    assert len(set(nothing)) > 80
+    assert not any(re.search(rf"\b{re.escape(n)}\b", m.lower()) for m in nothing for n in names)
+
+
 def test_examples_come_from_disjoint_scene_ranges():
-    train = neural_data.make_examples("train", 3, seed=0)
-    assert train and all(e["changes"] and e["text"] for e in train)
-    assert train == neural_data.make_examples("train", 3, seed=0)
-    assert {e["dialog"] for e in train}.isdisjoint(e["dialog"] for e in neural_data.make_examples("test", 3))
+    train = neural_data.make_examples("train", 6, seed=0)
+    assert train and all(e["text"] and bool(e["changes"]) != e["abstain"] for e in train)
+    conditions = [e["condition"] for e in train]
+    assert set(conditions) == set(neural_data.CONDITIONS)
+    several = [e for e in train if e["condition"] == "several"]
+    assert all(len({c["idx"] for c in e["changes"]}) >= 2 and len(e["text"]) <= 140 for e in several)
+    assert {e["dialog"] for e in train if e["dialog"]}.isdisjoint(
+        e["dialog"] for e in neural_data.make_examples("test", 3))
+    legacy = neural_data.make_examples("train", 3, seed=0, paraphrase_p=0.7)      # the version-1 recipe
+    assert {e["condition"] for e in legacy} <= {"template", "paraphrased"} and all(e["changes"] for e in legacy)
+    assert train == neural_data.make_examples("train", 6, seed=0)
     with pytest.raises(ValueError):
         neural_eval.check_disjoint(neural_data.scene_seeds("train", 10), range(neural_data.SEED_RANGES["train"] + 9, 10**8))
 
@@ -74,7 +93,9 @@ def test_examples_come_from_disjoint_scene_ranges():
 def test_training_on_a_tiny_set_beats_the_trivial_drawers_on_held_out_scenes(tiny):
     result = tiny[0]
     assert result.history[-1]["loss"] < result.history[0]["loss"]
-    assert result.history[-1]["val_clipart_accuracy"] > 0.4       # 58 clip arts: chance is under 0.02
+    final = result.history[-1]
+    assert final["val_clipart_accuracy"] > 0.25, final    # 58 clip arts: chance is under 0.02 (varied wording, tiny model)
+    assert final["val_nothing_accuracy"] > 0.8 and final["val_false_abstain"] < 0.2, final
     drawer = NeuralDrawer.load(str(tiny[1]))
     drawers = {"neural": drawer, "random": neural_eval.RandomDrawer, "empty": neural_eval.EmptyDrawer()}
     scores = neural_eval.evaluate(drawers, scenes=6, wordings=("paraphrased",))["paraphrased"]
@@ -122,13 +143,14 @@ def _game(agent, seed: int):
     return turns, idle, state
 
 
-def test_a_real_game_is_legal_and_a_turn_is_one_canvas_action_then_the_reply(tiny):
+def test_a_real_game_is_legal_and_a_turn_is_a_canvas_action_per_piece_then_the_reply(tiny):
     agent = NeuralDrawer.load(str(tiny[1]))
     agent.warmup()
     assert agent.version.startswith("codraw_neural_drawer@") and len(agent.checkpoint_sha256) == 64
     turns, idle, state = _game(agent, neural_data.SEED_RANGES["test"] + 77)
     assert all(agent.act(v) is None for v in idle)
-    assert len(state["rounds"]) == len(state["target"]) and len(turns) <= 2 * len(state["rounds"])
+    assert len(state["rounds"]) == len(state["target"])
+    assert len(turns) <= (1 + MAX_PIECES_PER_MESSAGE) * len(state["rounds"])
     assert state["canvas"]                       # it drew something
 
 
