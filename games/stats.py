@@ -9,9 +9,16 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import stats
 
 from clevr.metrics import bootstrap_ci
+
+
+def _stats():
+    """scipy.stats, imported on first use: importing it costs about 1.3 s of CPU, and every Django
+    process imports this module (the game registry, the research pages) without testing anything."""
+    from scipy import stats
+
+    return stats
 
 
 def num(x):
@@ -31,7 +38,7 @@ def proportion(correct: int, n: int) -> dict:
     """A proportion with its Wilson 95 % interval (None when n is 0)."""
     if n <= 0:
         return {"n": 0, "correct": 0, "value": None, "ci95": [None, None]}
-    ci = stats.binomtest(int(correct), int(n)).proportion_ci(confidence_level=0.95, method="wilson")
+    ci = _stats().binomtest(int(correct), int(n)).proportion_ci(confidence_level=0.95, method="wilson")
     return {"n": int(n), "correct": int(correct), "value": correct / n, "ci95": [num(ci.low), num(ci.high)]}
 
 
@@ -48,14 +55,14 @@ def fisher(pa: dict, pb: dict) -> dict:
     if not pa["n"] or not pb["n"]:
         return {**row, "odds_ratio": None, "p_value": None}
     table = [[pa["correct"], pa["n"] - pa["correct"]], [pb["correct"], pb["n"] - pb["correct"]]]
-    res = stats.fisher_exact(table, alternative="two-sided")
+    res = _stats().fisher_exact(table, alternative="two-sided")
     return {**row, "odds_ratio": num(res.statistic), "p_value": num(res.pvalue)}
 
 
 def mann_whitney(sa, sb) -> dict:
     """Mann-Whitney U (two-sided) between two samples: a comparison row (``n_a``, ``n_b``, ``u``,
     ``p_value``, ``mean_a``, ``mean_b``)."""
-    test = stats.mannwhitneyu(sa, sb, alternative="two-sided")
+    test = _stats().mannwhitneyu(sa, sb, alternative="two-sided")
     return {"n_a": len(sa), "n_b": len(sb), "u": num(test.statistic), "p_value": num(test.pvalue),
             "mean_a": mean(sa), "mean_b": mean(sb)}
 

@@ -37,7 +37,6 @@ from itertools import combinations
 
 import numpy as np
 from django.db.models import F
-from scipy import stats
 
 from games.registry import GAMES
 from games.stats import Metric, mean_ci, num, proportion
@@ -52,6 +51,14 @@ N_BOOT = 1000         # bootstrap resamples of the Bradley-Terry ranking
 BT_PRIOR = 1.0        # virtual tied comparisons per pair of arms that met (Bradley-Terry)
 ARE_MANN_WHITNEY = 3 / math.pi   # Mann-Whitney's efficiency relative to the t-test under normality
 NOT_ENOUGH = "not enough data yet"
+
+
+def _stats():
+    """scipy.stats, imported on first use: importing it costs about 1.3 s of CPU, and every Django
+    process imports this module (the game registry, the research pages) without testing anything."""
+    from scipy import stats
+
+    return stats
 
 
 @dataclass(frozen=True)
@@ -260,7 +267,7 @@ def bootstrap_difference(a, b, *, seed: int = 0, n_resamples: int = 10000) -> tu
         d = float(a[0] - b[0])
         return (d, d)
     for method in ("BCa", "percentile"):
-        res = stats.bootstrap((a, b), _diff_of_means, confidence_level=0.95, n_resamples=n_resamples,
+        res = _stats().bootstrap((a, b), _diff_of_means, confidence_level=0.95, n_resamples=n_resamples,
                               method=method, vectorized=True, rng=np.random.default_rng(seed))
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if math.isfinite(lo) and math.isfinite(hi):
@@ -281,7 +288,7 @@ def _pair(metric: Metric, a: str, ga, b: str, gb) -> dict:
         if not na or not nb:
             return {**row, "difference": None, "ci95": [None, None], "statistic": None, "p_value": None,
                     "reason": NOT_ENOUGH}
-        res = stats.fisher_exact([[ka, na - ka], [kb, nb - kb]], alternative="two-sided")
+        res = _stats().fisher_exact([[ka, na - ka], [kb, nb - kb]], alternative="two-sided")
         lo, hi = newcombe_interval(ka, na, kb, nb)
         return {**row, "difference": ka / na - kb / nb, "ci95": [num(lo), num(hi)],
                 "statistic": num(res.statistic), "statistic_name": "odds ratio", "p_value": num(res.pvalue)}
@@ -292,7 +299,7 @@ def _pair(metric: Metric, a: str, ga, b: str, gb) -> dict:
         if len(va) < 2 or len(vb) < 2:
             return {**row, "difference": None, "ci95": [None, None], "statistic": None, "p_value": None,
                     "reason": NOT_ENOUGH}
-        res = stats.ttest_ind(va, vb, equal_var=False)
+        res = _stats().ttest_ind(va, vb, equal_var=False)
         ci = res.confidence_interval(0.95)
         return {**row, "difference": row["value_a"] - row["value_b"], "ci95": [num(ci.low), num(ci.high)],
                 "statistic": num(res.statistic), "statistic_name": "t", "df": num(res.df),
@@ -300,7 +307,7 @@ def _pair(metric: Metric, a: str, ga, b: str, gb) -> dict:
     if not va or not vb:
         return {**row, "difference": None, "ci95": [None, None], "statistic": None, "p_value": None,
                 "reason": NOT_ENOUGH}
-    res = stats.mannwhitneyu(va, vb, alternative="two-sided")
+    res = _stats().mannwhitneyu(va, vb, alternative="two-sided")
     lo, hi = bootstrap_difference(va, vb)
     return {**row, "difference": row["value_a"] - row["value_b"], "ci95": [num(lo), num(hi)],
             "statistic": num(res.statistic), "statistic_name": "U", "p_value": num(res.pvalue),
@@ -366,11 +373,11 @@ def _paired_pair(values: dict, a: str, b: str) -> dict:
     if np.all(diffs == diffs[0]):
         # no spread in the differences: neither test is defined (every person moved the same way)
         return {**row, "ci95": [row["mean_difference"]] * 2, "reason": "every person's difference is the same"}
-    t = stats.ttest_rel(xa, xb)
+    t = _stats().ttest_rel(xa, xb)
     ci = t.confidence_interval(0.95)
     row.update(t=num(t.statistic), df=num(t.df), t_p_value=num(t.pvalue), ci95=[num(ci.low), num(ci.high)])
     if np.any(diffs != 0):
-        w = stats.wilcoxon(xa, xb, alternative="two-sided")
+        w = _stats().wilcoxon(xa, xb, alternative="two-sided")
         row.update(w=num(w.statistic), wilcoxon_p_value=num(w.pvalue))
     return row
 
@@ -395,14 +402,14 @@ def t_test_n(d: float, *, alpha: float = ALPHA, power: float = POWER) -> int:
     with ``power`` (equal arms; exact, through the noncentral t distribution)."""
     if d <= 0:
         raise ValueError("The difference to detect must be positive.")
-    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    z = _stats().norm.ppf(1 - alpha / 2) + _stats().norm.ppf(power)
     n = max(2, int(math.floor(2 * (z / d) ** 2)))   # the normal approximation, from just below
 
     def achieved(n):
         df = 2 * n - 2
-        crit = stats.t.ppf(1 - alpha / 2, df)
+        crit = _stats().t.ppf(1 - alpha / 2, df)
         nc = d * math.sqrt(n / 2)
-        return stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
+        return _stats().nct.sf(crit, df, nc) + _stats().nct.cdf(-crit, df, nc)
 
     while n > 2 and achieved(n - 1) >= power:
         n -= 1
@@ -416,7 +423,7 @@ def two_proportion_n(p1: float, p2: float, *, alpha: float = ALPHA, power: float
     approximation, without continuity correction)."""
     if p1 == p2:
         raise ValueError("The two proportions must differ.")
-    za, zb = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
+    za, zb = _stats().norm.ppf(1 - alpha / 2), _stats().norm.ppf(power)
     pbar = (p1 + p2) / 2
     n = (za * math.sqrt(2 * pbar * (1 - pbar)) + zb * math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))) ** 2 / (p1 - p2) ** 2
     return int(math.ceil(n - 1e-9))
@@ -575,7 +582,7 @@ def _win_row(wins_x: float, wins_y: float) -> dict:
     against 0.5."""
     n = int(round(wins_x + wins_y))
     p = proportion(int(round(wins_x)), n)
-    test = stats.binomtest(int(round(wins_x)), n, 0.5) if n else None
+    test = _stats().binomtest(int(round(wins_x)), n, 0.5) if n else None
     return {"decisive": n, "win_rate": p["value"], "ci95": p["ci95"], "p_value": num(test.pvalue) if test else None}
 
 

@@ -64,7 +64,6 @@ from typing import Iterable
 import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
-from scipy import stats
 
 from agents.base import AgentSpec
 from games.codraw import clipart as ca
@@ -94,6 +93,14 @@ DATABASE_VERSION = 1
 # ------------------------------------------------------------------------------------- view helpers
 def my_turn(view: dict, role: str) -> bool:
     return view.get("role") == role and bool(view.get("your_turn")) and not view.get("over")
+
+
+def _stats():
+    """scipy.stats, imported on first use: importing it costs about 1.3 s of CPU, and every Django
+    process imports this module (the game registry, the research pages) without testing anything."""
+    from scipy import stats
+
+    return stats
 
 
 def teller_messages(view: dict) -> list[dict]:
@@ -589,11 +596,11 @@ def score_interval(scores: list[float], confidence: float = 0.95) -> tuple[float
     mean = float(values.mean())
     if values.size < 2 or np.all(values == values[0]):
         return mean, mean, mean
-    result = stats.bootstrap((values,), np.mean, confidence_level=confidence, n_resamples=9999,
+    result = _stats().bootstrap((values,), np.mean, confidence_level=confidence, n_resamples=9999,
                              random_state=np.random.default_rng(0))
     low, high = result.confidence_interval
     if not (math.isfinite(low) and math.isfinite(high)):       # BCa can fail on tiny samples
-        result = stats.bootstrap((values,), np.mean, confidence_level=confidence, n_resamples=9999,
+        result = _stats().bootstrap((values,), np.mean, confidence_level=confidence, n_resamples=9999,
                                  method="percentile", random_state=np.random.default_rng(0))
         low, high = result.confidence_interval
     return mean, float(low), float(high)
