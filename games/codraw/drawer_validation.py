@@ -405,6 +405,10 @@ class Report:
         return {"drawer": self.drawer, "phrasing": self.phrasing, "categories": self.categories,
                 "items": self.per_item}
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "Report":
+        return cls(data["drawer"], data["phrasing"], data["items"], data["categories"])
+
 
 def evaluate(drawer, items: list[Item] | None = None, *, name: str = "", phrasing: str = "human",
              progress: Callable[[int, int], None] | None = None) -> Report:
@@ -517,17 +521,24 @@ def plot(reports: list[Report], path: str | Path,
     fig, axes = plt.subplots(len(keys), 1, figsize=(11, 2.4 * len(keys)), sharex=True)
     tags = [t for t in ROWS if t in reports[0].categories]
     width = 0.8 / len(reports)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, key in zip(np.atleast_1d(axes), keys):
         for k, report in enumerate(reports):
             values = [report.categories.get(t, {}).get(key) for t in tags]
-            ax.bar(np.arange(len(tags)) + k * width, [np.nan if v is None else v for v in values], width,
+            xs = np.arange(len(tags)) + k * width
+            colour = colours[k % len(colours)]
+            ax.bar(xs, [np.nan if v is None else v for v in values], width, color=colour,
                    label=f"{report.drawer} ({report.phrasing})")
+            zero = [x for x, v in zip(xs, values) if v == 0]      # 0 is shown, "not measured" is blank
+            ax.plot(zero, [0.03] * len(zero), "x", color=colour, markersize=5)
         ax.set_ylabel(labels[key])
         ax.set_ylim(0, 1.05)
     axes = np.atleast_1d(axes)
     axes[-1].set_xticks(np.arange(len(tags)) + 0.4 - width / 2, tags, rotation=30, ha="right")
-    axes[0].legend(fontsize=7, loc="lower right")
-    axes[0].set_title("CoDraw Drawers on the hand-written validation set (games/codraw/data/drawer_validation.jsonl)")
-    fig.tight_layout()
+    fig.suptitle("CoDraw Drawers on the hand-written validation set (games/codraw/data/drawer_validation.jsonl);"
+                 "\nx: measured 0, blank: nothing to measure", fontsize=10, y=0.995)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="upper center", ncol=3, fontsize=8,
+               bbox_to_anchor=(0.5, 0.955))
+    fig.tight_layout(rect=(0, 0, 1, 0.915))
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -21,6 +21,15 @@ rule-based Teller can predict exactly what the rule-based Drawer will do with it
   synonyms), moves of pieces already drawn (``move the sun a bit left``, ``a little higher``) and
   removals (``remove the dog``, ``there is no cat``).
 
+  People's ways of saying it (issue 25, measured on games/codraw/data/drawer_validation.jsonl):
+  a worn or held thing stays on its person when the message moves the person after it; ``a boy
+  in a witch hat``, ``wearing shades and a crown`` (the wearer carries over the list), ``witches
+  hat``; ``both sitting``/``both big`` (the last two pieces); ``a big open mouth smile`` and
+  ``smiling big`` (a wide smile, not a size); names of 2-3 words with one slip (``hot air
+  baloon``), short slips (:data:`SHORT_SLIPS`); ``right next to`` (close, not on the right);
+  ``right side of the picture``; a landmark the message draws takes the pair's place (``a cat
+  under the apple tree on the right``); ``X, Y and Z at the bottom`` side by side.
+
   A message is split into clauses (at punctuation and ``and``/``then``/``but``...). Each clip-art
   mention owns the words after it up to the next mention; words before a clause's first mention
   belong to it, sizes (and, for Mike and Jenny, pose and expression words) right before a mention

@@ -40,6 +40,8 @@ class Command(BaseCommand):
         parser.add_argument("--phrasing", choices=("both", "human", "rule_teller"), default="both")
         parser.add_argument("--set", dest="path", default="", help="the validation set (JSON lines)")
         parser.add_argument("--json", default="", help="write every report (per message too) here")
+        parser.add_argument("--load", default="", help="read the reports from a file --json wrote instead of "
+                            "playing the Drawers (to print, plot or write them again)")
         parser.add_argument("--plot", default="", help="write a bar chart (PNG) here")
         parser.add_argument("--doc", default="", help=f"write the comparison into this Markdown file, between "
                             f"{BEGIN} and {END}")
@@ -51,19 +53,15 @@ class Command(BaseCommand):
             items = dv.load(opts["path"] or dv.DATA_PATH)
         except (OSError, dv.ValidationSetError) as exc:
             raise CommandError(str(exc)) from None
-        drawers = {}
-        for kind in opts["drawer"] or ["rule", "neural"]:
-            drawers[kind] = self.drawer(kind, opts)
-        phrasings = ("human", "rule_teller") if opts["phrasing"] == "both" else (opts["phrasing"],)
         counts = dv.counts(items)
         self.stdout.write(f"{len(items)} messages: " + ", ".join(f"{tag} {n}" for tag, n in counts.items()))
-        reports = []
-        for phrasing in phrasings:
-            for kind, (name, drawer) in drawers.items():
-                def progress(done, total, label=f"{name}, {phrasing}"):
-                    if done % 25 == 0 or done == total:
-                        sys.stderr.write(f"  {label}: {done}/{total}\n")
-                reports.append(dv.evaluate(drawer, items, name=name, phrasing=phrasing, progress=progress))
+        if opts["load"]:
+            try:
+                reports = [dv.Report.from_dict(r) for r in json.loads(Path(opts["load"]).read_text())["reports"]]
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise CommandError(f"{opts['load']}: not a file this command wrote with --json ({exc})") from None
+        else:
+            reports = self.play(items, opts)
         for report in reports:
             self.stdout.write("\n" + dv.table(report))
         comparison = dv.report_markdown(reports)
@@ -79,6 +77,22 @@ class Command(BaseCommand):
             write_doc(opts["doc"], comparison)
             self.stdout.write(f"table written into {opts['doc']}")
 
+    def play(self, items, opts) -> list:
+        from games.codraw import drawer_validation as dv
+
+        drawers = {}
+        for kind in opts["drawer"] or ["rule", "neural"]:
+            drawers[kind] = self.drawer(kind, opts)
+        phrasings = ("human", "rule_teller") if opts["phrasing"] == "both" else (opts["phrasing"],)
+        reports = []
+        for phrasing in phrasings:
+            for kind, (name, drawer) in drawers.items():
+                def progress(done, total, label=f"{name}, {phrasing}"):
+                    if done % 25 == 0 or done == total:
+                        sys.stderr.write(f"  {label}: {done}/{total}\n")
+                reports.append(dv.evaluate(drawer, items, name=name, phrasing=phrasing, progress=progress))
+        return reports
+
     def drawer(self, kind: str, opts: dict):
         from games.codraw import agents
 
@@ -92,7 +106,8 @@ class Command(BaseCommand):
         from games.codraw.neural.agents import NeuralDrawer   # torch: loaded here only
 
         try:
-            return "neural", NeuralDrawer.load(opts["checkpoint"], opts["device"])
+            drawer = NeuralDrawer.load(opts["checkpoint"], opts["device"])
+            return f"neural @{drawer.checkpoint_sha256[:12]}", drawer
         except (ValueError, RuntimeError) as exc:
             raise CommandError(str(exc)) from None
 
