@@ -28,5 +28,9 @@ SPEC = GameSpec(
              max_wait_s=120, on_timeout="agent", agents={"teller": "codraw_rule_teller", "drawer": "codraw_rule_drawer"}),
         dict(slug="codraw-tell-to-agent", title="CoDraw: you describe, an agent draws", pairing="human-agent",
              human_roles=["teller"], agents={"drawer": "codraw_rule_drawer"}),
+        # the neural Drawer of models/models.toml (docs/games/codraw_neural.md); gt_demo skips the batch
+        # when the models file does not declare it
+        dict(slug="codraw-tell-to-neural", title="CoDraw: you describe, a neural Drawer draws", pairing="human-agent",
+             human_roles=["teller"], agents={"drawer": "codraw_neural_drawer"}),
     ),
 )

@@ -26,5 +26,13 @@ SPEC = GameSpec(
              human_roles=["listener"], agents={"speaker": "colors_lexicon_speaker"}, config={"rounds": 10}),
         dict(slug="colors-speak-to-agent", title="Color game: you speak, an agent listens", pairing="human-agent",
              human_roles=["speaker"], agents={"listener": "colors_pragmatic_listener"}, config={"rounds": 10}),
+        # the neural agents of models/models.toml (docs/games/colors_neural.md); gt_demo skips a batch
+        # whose agent the models file does not declare
+        dict(slug="colors-speak-to-neural", title="Color game: you speak, a neural listener trained on people listens",
+             pairing="human-agent", human_roles=["speaker"], agents={"listener": "colors_neural_listener"},
+             config={"rounds": 10}),
+        dict(slug="colors-listen-to-neural", title="Color game: you listen, a neural speaker speaks",
+             pairing="human-agent", human_roles=["listener"], agents={"speaker": "colors_neural_speaker"},
+             config={"rounds": 10}),
     ),
 )

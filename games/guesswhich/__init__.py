@@ -25,5 +25,9 @@ SPEC = GameSpec(
     demo_batches=(
         dict(slug="guesswhich-alice", title="GuessWhich: find the secret image by asking ALICE", pairing="human-agent",
              human_roles=["questioner"], agents={"answerer": "alice_exact"}),
+        # the neural ALICE of models/models.toml (docs/games/guesswhich_neural.md); gt_demo skips the
+        # batch when the models file does not declare it
+        dict(slug="guesswhich-ask-neural", title="GuessWhich: find the secret image by asking a neural ALICE",
+             pairing="human-agent", human_roles=["questioner"], agents={"answerer": "guesswhich_neural_alice"}),
     ),
 )

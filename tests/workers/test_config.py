@@ -136,43 +136,39 @@ def test_a_bad_file_stops_django_at_start_up(tmp_path):
     assert done.returncode == 0, done.stderr
 
 
-NEURAL_EXAMPLES = {   # the commented entries of models/models.toml: agent -> (game, role, fallback)
+NEURAL_AGENTS = {   # the neural agents models/models.toml ships on: agent -> (game, role, fallback)
     "colors_neural_listener": ("colors_v1", "listener", "colors_literal_listener"),
     "colors_neural_speaker": ("colors_v1", "speaker", "colors_lexicon_speaker"),
+    "colors_neural_pragmatic_listener": ("colors_v1", "listener", "colors_pragmatic_listener"),
+    "colors_neural_speaker_cic": ("colors_v1", "speaker", "colors_lexicon_speaker"),
+    "colors_neural_listener_generated": ("colors_v1", "listener", "colors_literal_listener"),
     "codraw_neural_drawer": ("codraw_v1", "drawer", "codraw_rule_drawer"),
     "codraw_neural_teller": ("codraw_v1", "teller", "codraw_rule_teller"),
     "guesswhich_neural_alice": ("guesswhich_v1", "answerer", "alice_exact"),
+    "visdial_neural_alice": ("visdial_v1", "answerer", "visdial_alice_exact"),
     "guesswhich_neural_qbot": ("guesswhich_v1", "questioner", "qbot"),
-    "guesswhich_coop_alice": ("guesswhich_v1", "answerer", "alice_exact"),
-    "guesswhich_coop_qbot": ("guesswhich_v1", "questioner", "qbot"),
 }
-CHECKPOINT_OF = {"guesswhich_neural_qbot": "guesswhich_neural_alice"}   # its answer model is ALICE's network
 
 
-def test_the_example_file_is_valid_once_uncommented(models_file):
-    """models/models.toml ships one entry on (the colour listener trained on people's rounds, its
-    committed checkpoint pinned by sha256) and the others commented out: uncommented, they are a
-    valid file for the registry (the families' modules exist, the fallbacks are rule agents)."""
+def test_the_shipped_file_is_valid_and_its_commented_examples_too(models_file):
+    """models/models.toml ships every neural agent on (their committed checkpoints pinned by sha256:
+    tests/workers/test_shipped_models.py loads and plays each) and holds commented examples of the
+    other kinds: uncommented, those are valid too (the fallbacks are rule agents)."""
     import re
 
-    from agents.checkpoints import file_sha256
-
     text = (ROOT / "models" / "models.toml").read_text()
-    shipped = parse(ROOT / "models" / "models.toml")   # as shipped: the people-trained colour listener
-    assert [c.name for c in shipped] == ["colors_neural_listener"]
-    assert shipped[0].checkpoint.endswith("/colors/colors_neural_listener_cic.pt")
-    assert file_sha256(shipped[0].checkpoint) == shipped[0].sha256
+    shipped = {c.name: c for c in parse(ROOT / "models" / "models.toml")}
+    assert set(NEURAL_AGENTS) <= set(shipped)
+    assert all(c.sha256 for c in shipped.values() if c.kind == "torch")
+    assert shipped["colors_neural_listener"].checkpoint.endswith("/colors/colors_neural_listener_cic.pt")
+    assert shipped["guesswhich_neural_qbot"].checkpoint == shipped["guesswhich_neural_alice"].checkpoint
     lines = [line[2:] for line in text.splitlines() if re.match(r"^# (\[\[agent\]\]|[a-z_0-9]+ = )", line)]
-    models_file("\n".join(lines))
+    models_file(text + "\n" + "\n".join(lines))
     specs = all_agents()
-    assert {"colors_neural_listener", "colors_neural_speaker", "colors_remote_listener"} <= set(specs)
-    assert specs["colors_neural_listener"].queue_name == "model.colors_neural_l0"
-    assert specs["colors_neural_speaker"].fallback == "colors_lexicon_speaker"
     assert specs["colors_remote_listener"].model.kind == "http"
     assert specs["colors_llm_speaker"].model.kind == "openai" and specs["colors_llm_speaker"].queue_name == "agent.colors_llm_speaker"
-    # every neural agent of the project, where its train command writes it
-    for name, (game_id, role, fallback) in NEURAL_EXAMPLES.items():
+    assert specs["colors_neural_listener"].queue_name == "model.colors_neural_l0"
+    for name, (game_id, role, fallback) in NEURAL_AGENTS.items():
         spec = specs[name]
         assert (spec.game_id, spec.role, spec.fallback) == (game_id, role, fallback), name
         assert spec.queue_name == f"model.{spec.model.family_key}"
-        assert spec.model.checkpoint.endswith(f"/{CHECKPOINT_OF.get(name, name)}.pt")

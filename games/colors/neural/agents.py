@@ -19,10 +19,14 @@ Families:
 * :class:`NeuralLiteralListener` (L0) — clicks the color with the highest ``L0(c | u)`` for the
   speaker's messages of this round;
 * :class:`NeuralPragmaticListener` (L2 blended with L0, Monroe et al. 2017) — needs the listener
-  checkpoint and a speaker checkpoint (``speaker=PATH`` option);
+  checkpoint and a speaker checkpoint (``speaker=PATH`` option; a relative path not found from the
+  working directory is read from the listener checkpoint's folder, so a models file can name the
+  speaker beside its listener: ``options = { speaker = "colors_neural_speaker.pt" }``);
 * :class:`NeuralSpeaker` (S0) — says its greedy description of the target once per round.
 """
 from __future__ import annotations
+
+from pathlib import Path
 
 import torch
 
@@ -114,6 +118,19 @@ class NeuralLiteralListener(_Family):
                 "messages": [{"role": "speaker", "text": "the red one", "at": 0}]}
 
 
+def speaker_path(checkpoint: str, speaker: str) -> str:
+    """``speaker`` as given when it is absolute or found from the working directory, else beside the
+    listener ``checkpoint`` (the models file resolves ``checkpoint`` against its own folder)."""
+    given = Path(speaker)
+    if given.is_absolute() or given.is_file():
+        return speaker
+    beside = Path(checkpoint).parent / given
+    if beside.is_file():
+        return str(beside)
+    raise FileNotFoundError(f"NeuralPragmaticListener: no speaker checkpoint {speaker!r} (looked in the working "
+                            f"directory and beside the listener, {beside})")
+
+
 class NeuralPragmaticListener(NeuralLiteralListener):
     """L2 blended with L0 (:class:`games.colors.neural.model.PragmaticListener`): the listener
     checkpoint plus ``speaker=PATH``, a ``colors_neural_speaker`` checkpoint."""
@@ -128,13 +145,19 @@ class NeuralPragmaticListener(NeuralLiteralListener):
         self.speaker_sha256 = speaker_loaded.sha256
 
     @classmethod
-    def load(cls, checkpoint: str, device: str = "cpu", speaker: str = "", **options) -> "NeuralPragmaticListener":
+    def load(cls, checkpoint: str, device: str = "cpu", speaker: str = "", speaker_sha256: str = "",
+             **options) -> "NeuralPragmaticListener":
+        """``speaker_sha256`` (optional) pins the speaker checkpoint as an entry's ``sha256`` pins the
+        listener: a file with another hash is refused."""
         if options:
-            raise TypeError(f"{cls.__name__} takes only speaker=PATH, got {sorted(options)}")
+            raise TypeError(f"{cls.__name__} takes only speaker=PATH and speaker_sha256, got {sorted(options)}")
         if not speaker:
             raise TypeError("NeuralPragmaticListener needs speaker=PATH (a colors_neural_speaker checkpoint)")
-        return cls(load_checkpoint(checkpoint, device, expect="colors_neural_listener"),
-                   load_checkpoint(speaker, device, expect="colors_neural_speaker"), device)
+        speaker_loaded = load_checkpoint(speaker_path(checkpoint, speaker), device, expect="colors_neural_speaker")
+        if speaker_sha256 and speaker_loaded.sha256 != speaker_sha256:
+            raise ValueError(f"NeuralPragmaticListener: the speaker checkpoint {speaker} has sha256 "
+                             f"{speaker_loaded.sha256}, but speaker_sha256 pins {speaker_sha256}.")
+        return cls(load_checkpoint(checkpoint, device, expect="colors_neural_listener"), speaker_loaded, device)
 
 
 class NeuralSpeaker(_Family):

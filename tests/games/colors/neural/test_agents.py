@@ -122,6 +122,25 @@ def test_load_refuses_the_wrong_kind_and_foreign_files(tiny_listener, tiny_speak
         NeuralPragmaticListener.load(str(tiny_listener[1]), "cpu")
 
 
+def test_the_pragmatic_listener_reads_its_speaker_beside_the_listener_and_checks_its_pin(
+        tiny_listener, tiny_speaker, tmp_path):
+    """As a models file names it: ``speaker`` by file name beside the listener checkpoint (from
+    any working directory), pinned by ``speaker_sha256``."""
+    import shutil
+
+    folder = tmp_path / "models" / "colors"
+    folder.mkdir(parents=True)
+    listener = shutil.copy(tiny_listener[1], folder / "l0.pt")
+    shutil.copy(tiny_speaker[1], folder / "s0.pt")
+    pin = file_sha256(folder / "s0.pt")
+    l2 = NeuralPragmaticListener.load(str(listener), "cpu", speaker="s0.pt", speaker_sha256=pin)
+    assert l2.speaker_sha256 == pin
+    with pytest.raises(ValueError, match="speaker_sha256 pins"):
+        NeuralPragmaticListener.load(str(listener), "cpu", speaker="s0.pt", speaker_sha256="0" * 64)
+    with pytest.raises(FileNotFoundError, match="no speaker checkpoint 'absent.pt'"):
+        NeuralPragmaticListener.load(str(listener), "cpu", speaker="absent.pt")
+
+
 # ---------------------------------------------------------------------------------- the contract
 def game_views(seed: int, rounds: int):
     """Real views of a match: per round the speaker's view, then the listener's after a chat."""
