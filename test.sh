@@ -26,9 +26,17 @@ mkdir -p var
 # is one pytest process, as given.
 workers="${TEST_WORKERS:-2}"
 parallel=1
+value_of=""   # the option whose value this argument is (-k live: not the folder live/)
 for arg in "$@"; do
+  if [ -n "$value_of" ]; then
+    [ "$value_of" = -p ] && [ "$arg" = no:xdist ] && parallel=0
+    value_of=""
+    continue
+  fi
   case "$arg" in
-    -n|-n*|--numprocesses*|--dist*|no:xdist|-m|-m*) parallel=0 ;;
+    -n|-n*|--numprocesses*|--dist*|-pno:xdist|-m|-m*) parallel=0 ;;
+    -k|-p|-c|-o|-W|-r|--tb|--durations|--maxfail|--deselect|--ignore|--ignore-glob|--basetemp|--rootdir|--junitxml)
+      value_of="$arg" ;;
     -*) ;;
     *) [ -e "${arg%%::*}" ] && parallel=0 ;;
   esac
