@@ -25,8 +25,8 @@ centre is where the art's anchors put it: a hat's ``wear`` on the person's ``hat
 message gives no place for the piece (a landmark named only as a landmark). Unstated attributes
 take a default (medium, facing right, arms out, smile; a worn piece the wearer's size and
 facing) and are not scored on their own. ``batch``: ``a`` (the default) for the messages written
-first, ``b`` for those written after the rule Drawer's fixes (see :data:`BATCHES`): figures on
-batch b are the ones no change to a Drawer was fitted to. An empty ``pieces`` list: the message names nothing,
+first, ``b`` and ``c`` for those written after the rule Drawer's first fixes (see
+:data:`BATCHES`): figures on batch c are the ones no change to a Drawer was fitted to. An empty ``pieces`` list: the message names nothing,
 and the right answer is to draw nothing (abstain).
 
 :func:`evaluate` plays any Drawer (an object with ``act(view)``, as in games/codraw/agents.py:
@@ -89,8 +89,9 @@ DEFAULT_POSE = ca.POSES.index("arms out")
 DEFAULT_EXPRESSION = ca.EXPRESSIONS.index("smile")
 WORN_SLACK_PX = 15.0
 PHRASINGS = ("human", "rule_teller")
-BATCHES = {"a": "written first; the rule Drawer's fixes were made looking at its failures on it",
-           "b": "written after those fixes, never used to change a Drawer"}
+BATCHES = {"a": "written first; the rule Drawer's first fixes were made looking at its failures on it",
+           "b": "written after those fixes; the rule Drawer's second fixes were made looking at its failures on it",
+           "c": "written after the first fixes, measured before the second; never used to change a Drawer"}
 FULL_PALETTE = tuple(range(ca.N_CLIPARTS))
 _PIECE_KEYS = {"name", "x", "y", "on", "size", "facing", "pose", "expression", "place"}
 
@@ -502,8 +503,9 @@ def report_markdown(reports: list[Report]) -> str:
     return "\n\n".join([
         "All messages (the rule Teller's phrasing: the messages that name something, described by it):",
         compare(reports, "all"),
-        "Batch b only (written after the rule Drawer's fixes, never used to change a Drawer):",
-        compare(reports, "batch b"),
+        "Batch c only (written after the rule Drawer's first fixes and measured before its second; no Drawer "
+        "was changed for it):",
+        compare(reports, "batch c"),
         "Per category (clip art right / mean scene similarity; messages that name nothing: share abstained):",
         by_category(reports)])
 

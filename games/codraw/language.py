@@ -120,7 +120,8 @@ POSE_EXTRA = {
                 "arms above head", "jumping"),
     "kicking": ("kicks", "leg out", "one leg raised", "kicking leg"),
     "running": ("runs", "running pose"),
-    "legs crossed": ("cross legged", "cross-legged", "criss cross", "indian style", "kneeling"),
+    "legs crossed": ("cross legged", "cross-legged", "criss cross", "indian style", "kneeling", "crosslegged",
+                     "criss crossed", "cross legs", "legs folded"),
     "sitting": ("sits", "sitting down", "legs out straight", "legs in front"),
     "waving": ("waves", "one hand up", "one arm raised", "hand raised", "raising one hand"),
 }
@@ -580,13 +581,22 @@ _SMILE_WORDS = ("smile", "smiles", "smiling", "grin", "grinning")
 
 
 def _smiles(toks: list[Tok]) -> tuple[Tok, ...]:
-    """``a big open mouth smile``, ``smiling big``: a wide smile, not a size."""
+    """``a big open mouth smile``, ``smiling big``: a wide smile, not a size; ``sitting on the
+    right``: a pose and a place (``sitting on`` a piece stays a relation)."""
     out: list[Tok] = []
     k = 0
     while k < len(toks):
         tok = toks[k]
         nxt = toks[k + 1] if k + 1 < len(toks) else None
         after = toks[k + 2] if k + 2 < len(toks) else None
+        if tok.kind == "rel" and tok.text == "sitting on":
+            j = k + 1
+            while j < len(toks) and toks[j].kind in ("det", "size"):
+                j += 1
+            if j >= len(toks) or toks[j].kind not in ("name", "pronoun", "it"):
+                out += [Tok("pose", ca.POSES.index("sitting"), "sitting"), Tok("rel", "on", "on")]
+                k += 1
+                continue
         if tok.kind == "size" and tok.value == 0 and nxt is not None and nxt.kind == "expr" \
                 and nxt.text == "open mouth" and after is not None and after.text in _SMILE_WORDS:
             out.append(Tok("expr", 1, f"{tok.text} {nxt.text} {after.text}"))
@@ -845,6 +855,13 @@ def _parse_clause(clause: list[Tok], mentions: list[Mention], focus: Mention | N
                 target.target_only = True
                 mentions.append(target)
                 kind = part if part is not None else str(tok.value)
+                if tok.text == "sitting on" and current is not None and _person_mention(current) \
+                        and current.pose is None:
+                    current.pose = ca.POSES.index("sitting")      # "a boy sitting on the table"
+                if kind == "on" and current is not None and current.idxs and _person_mention(target):
+                    worn = {attached_part(idx) for idx in current.idxs}
+                    if worn in ({"head"}, {"eyes"}):             # "a rainbow hat on mike"
+                        kind = part = worn.pop()
                 relate(current, (kind, target, part))
                 for k in range(i, end):
                     consumed[k] = True

@@ -127,10 +127,13 @@ def test_an_empty_drawer_abstains_everywhere_and_draws_nothing_right(items):
 
 # ----------------------------------------------------------------------------------- the rule Drawer
 def test_the_rule_drawer_keeps_every_stated_detail(rule_report, items):
-    batch_a = rule_report.categories["batch a"]
-    for key in ("size", "facing", "expr_pose", "on_wearer", "abstain"):
-        assert batch_a[key] == 1, (key, batch_a[key])
-    assert rule_report.categories["typos"]["clipart"] == 1
+    for batch in ("batch a", "batch b"):           # the batches the rule Drawer's fixes looked at
+        figures = rule_report.categories[batch]
+        for key in ("size", "facing", "expr_pose", "on_wearer", "abstain"):
+            assert figures[key] == 1, (batch, key, figures[key])
+    batches = {item.id: item.batch for item in items}
+    typos = [row for row in rule_report.per_item if "typos" in row["tags"] and batches[row["id"]] in "ab"]
+    assert typos and all(row["clipart_right"] for row in typos)
     drawn = {row["id"]: {p["idx"] for p in row["drawn"]} for row in rule_report.per_item}
     for item in items:
         if any(e.piece.idx == ca.NAMES.index("witch hat") for e in item.pieces):
@@ -158,7 +161,7 @@ def test_table_and_plot(rule_report, items, tmp_path):
     assert both.count("\n") == 3 and both.splitlines()[2].startswith(f"| rule | human | {len(items)} |")
     rows = dv.by_category([rule_report])
     assert rows.count("\n") == len(rule_report.categories) + 1 and f"| nothing | {nothing} | abstain 100% |" in rows
-    assert "Batch b only" in dv.report_markdown([rule_report])
+    assert "Batch c only" in dv.report_markdown([rule_report])
     path = tmp_path / "plot.png"
     dv.plot([rule_report], path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
