@@ -26,8 +26,8 @@ message gives no place for the piece (a landmark named only as a landmark). Unst
 take a default (medium, facing right, arms out, smile; a worn piece the wearer's size and
 facing) and are not scored on their own. ``batch``: ``a`` (the default) for the messages written
 first, ``b`` and ``c`` for those written after the rule Drawer's first fixes (see
-:data:`BATCHES`): figures on batch c are the ones no change to a Drawer was fitted to. An empty ``pieces`` list: the message names nothing,
-and the right answer is to draw nothing (abstain).
+:data:`BATCHES`): figures on batch c are the ones no change to a Drawer was fitted to. An empty
+``pieces`` list: the message names nothing, and the right answer is to draw nothing (abstain).
 
 :func:`evaluate` plays any Drawer (an object with ``act(view)``, as in games/codraw/agents.py:
 the rule Drawer, the nearest-neighbour Drawer, the neural Drawer of games/codraw/neural/agents.py)
