@@ -39,10 +39,16 @@ START_S = 600      # run.sh on a loaded machine: migrate a fresh database, the d
 ANSWER_S = 120     # the agent's first answer
 
 
+JOINED_JS = "() => { const c = window.gtClient; return !!c && c.joined && c.lastSeq !== null; }"
+ANSWERED_JS = "() => window.gtClient.pending.length === 0"   # the server took the person's action
+
+
 def _type_and_send(page, text: str) -> None:
+    page.wait_for_function(JOINED_JS, timeout=60000)   # the seat's socket has joined the match
     page.wait_for_selector("#chatinput:enabled", timeout=60000)
     page.fill("#chatinput", text)
     page.click("#send")
+    page.wait_for_function(ANSWERED_JS, timeout=60000)
 
 
 def play_colors(page) -> None:
@@ -61,9 +67,11 @@ def play_codraw(page) -> None:
 
 def play_guesswhich(page) -> None:
     """The person asks; the neural ALICE answers."""
+    page.wait_for_function(JOINED_JS, timeout=60000)
     page.wait_for_selector("#askinput:enabled", timeout=60000)
     page.fill("#askinput", "is there a red object?")
     page.click("#ask")
+    page.wait_for_function(ANSWERED_JS, timeout=60000)
     page.wait_for_selector(".msg.a", timeout=ANSWER_S * 1000)
 
 
@@ -82,6 +90,11 @@ def base_env(port: int) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in {"GT_MODELS_FILE", "GT_AGENT_MODE", "GT_DEMO_ADMIN"}}
     env.update({"PORT": str(port), "HOST": "127.0.0.1", "GT_DEMO": "1", "PYTHONUNBUFFERED": "1"})
     return env
+
+
+def run_log(mode: str, tmp_path: Path) -> Path:
+    """run.sh's output (the web server's log with it): var/test-run-sh-<mode>.log, kept after the run."""
+    return ROOT / "var" / f"test-run-sh-{mode}.log" if (ROOT / "var").is_dir() else tmp_path / "run-sh.log"
 
 
 @contextmanager
@@ -154,8 +167,8 @@ def test_run_sh_embedded_serves_each_neural_family_from_its_model_server(browser
     model_port = free_port()
     env = {k: v for k, v in base_env(free_port()).items() if k not in {"DATABASE_URL", "REDIS_URL"}}
     env.update({"SQLITE_PATH": str(sqlite_path), "GT_MODEL_SERVER_PORT": str(model_port)})
-    with run_sh(env, tmp_path / "run-sh.log") as (proc, url):
-        log = (tmp_path / "run-sh.log").read_text()
+    with run_sh(env, run_log("embedded", tmp_path)) as (proc, url):
+        log = run_log("embedded", tmp_path).read_text()
         assert "model server for families" in log and f"127.0.0.1:{model_port}" in log, log
 
         def families():
@@ -207,8 +220,8 @@ def test_run_sh_full_stack_serves_each_neural_family_from_its_model_workers(brow
     from live.models import Batch, Match, MatchEvent, Seat
 
     env = {**base_env(free_port()), "DATABASE_URL": child_env()["DATABASE_URL"], "REDIS_URL": settings.REDIS_URL}
-    with run_sh(env, tmp_path / "run-sh.log") as (proc, url):
-        log = (tmp_path / "run-sh.log").read_text()
+    with run_sh(env, run_log("full-stack", tmp_path)) as (proc, url):
+        log = run_log("full-stack", tmp_path).read_text()
         assert "model workers for families" in log, log
         slugs = [s for s in Batch.objects.filter(slug__in=FAMILIES).values_list("slug", flat=True)]
         if "colors-speak-to-neural" not in slugs:
