@@ -237,7 +237,26 @@ def round_example(message: str, abs_b: str, abs_d: str) -> dict:
 
 MIX = {"template": 0.15, "paraphrased": 0.25, "varied": 0.45, "several": 0.15}   # drawable messages' wording
 NOTHING_SHARE = 0.12           # extra examples whose message names nothing (target: abstain)
-CONDITIONS = ("template", "paraphrased", "varied", "several", "nothing")
+LANDMARK_P = 0.25              # share of messages naming a piece on the canvas whose canvas lacks it
+CONDITIONS = ("template", "paraphrased", "varied", "several", "landmark", "nothing")
+_CANVAS_NAMES = [(c.idx, re.compile(rf"\b(?:the {re.escape(c.name)}|{c.name}(?:'s)?)\b" if c.idx in ca.HUMAN_IDXS
+                                    else rf"\bthe {re.escape(c.name)}\b")) for c in ca.CLIPARTS]
+
+
+def without_landmark(example: dict, rng: random.Random) -> dict | None:
+    """``example`` (the rule Teller's words) whose message places its piece by another one on the
+    canvas (``left of the oak tree``, ``on Jenny's head``), with that landmark taken off the
+    canvas and added to what is drawn (where it was): a named landmark not drawn yet is drawn too
+    (``a girl wearing a witch hat`` on an empty canvas is both). None when it names none."""
+    changed = {c["idx"] for c in example["changes"]}
+    on_canvas = {p["idx"]: p for p in example["canvas"]}
+    named = [idx for idx, pattern in _CANVAS_NAMES
+             if idx in on_canvas and idx not in changed and pattern.search(example["text"])]
+    if not named:
+        return None
+    idx = rng.choice(named)
+    return {**example, "canvas": [p for p in example["canvas"] if p["idx"] != idx],
+            "changes": [on_canvas[idx], *example["changes"]]}
 
 
 def make_examples(split: str, n_dialogs: int, seed: int = 0, paraphrase_p: float | None = None,
@@ -246,7 +265,9 @@ def make_examples(split: str, n_dialogs: int, seed: int = 0, paraphrase_p: float
     nothing or only remove pieces are left out), each with its ``condition``: the rule Teller's
     words (``template``), :func:`paraphrase` d, :func:`vary` d (people's wording) or two rounds in
     one message (``several``, both varied: its changes are both rounds'), in the shares of ``mix``
-    (default :data:`MIX`); plus ``nothing_share`` as many messages that name nothing
+    (default :data:`MIX`); ``LANDMARK_P`` of those that place their piece by another one lose that
+    one from the canvas and draw it too (:func:`without_landmark`, ``landmark``, worded as varied
+    or paraphrased); plus ``nothing_share`` as many messages that name nothing
     (:func:`nothing_message`, ``changes`` empty, ``abstain`` true) on the dialogs' canvases.
     ``paraphrase_p`` (the version-1 recipe): that share paraphrased, the rest template, nothing else."""
     rng = random.Random(f"codraw-neural-data:{split}:{seed}")
@@ -281,6 +302,9 @@ def make_examples(split: str, n_dialogs: int, seed: int = 0, paraphrase_p: float
                                                                      if c["idx"] not in moved] + second["changes"]}
             elif kind == "several":
                 kind = "varied"
+            if kind != "several" and rng.random() < LANDMARK_P and (moved := without_landmark(example, rng)):
+                example, kind = {**moved, "text": vary(moved["text"], rng) if rng.random() < 0.7
+                                 else paraphrase(moved["text"], rng)}, "landmark"
             if kind == "paraphrased":
                 example = {**example, "text": paraphrase(example["text"], rng)}
             elif kind == "varied":

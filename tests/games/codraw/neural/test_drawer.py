@@ -10,6 +10,7 @@ import re
 import pytest
 import torch
 
+from games.codraw import clipart as ca
 from games.codraw import content as codraw_content
 from games.codraw import language as lang
 from games.codraw import rules
@@ -72,6 +73,19 @@ def test_people_s_wording_is_seeded_and_varied_and_nothing_messages_name_nothing
     names = {c.name.lower() for c in neural_data.ca.CLIPARTS} | {"mike", "jenny", "boy", "girl", "tree"}
     assert len(set(nothing)) > 80
     assert not any(re.search(rf"\b{re.escape(n)}\b", m.lower()) for m in nothing for n in names)
+
+
+def test_a_landmark_named_but_not_drawn_is_drawn_too():
+    canvas = [{"idx": 19, "x": 300, "y": 260, "depth": 1, "flip": 0, "subtype": 3},
+              {"idx": 16, "x": 100, "y": 180, "depth": 0, "flip": 0, "subtype": 0}]
+    hat = {"idx": 29, "x": 300, "y": 180, "depth": 1, "flip": 0, "subtype": 0}
+    example = {"text": "medium pirate hat on Jenny's head, facing right", "canvas": canvas, "changes": [hat],
+               "removed": []}
+    moved = neural_data.without_landmark(example, random.Random(0))
+    assert moved["canvas"] == canvas[1:] and moved["changes"] == [canvas[0], hat]
+    example = {**example, "text": "small dog left of the oak tree, facing left"}
+    assert neural_data.without_landmark(example, random.Random(0))["changes"][0]["idx"] == 16
+    assert neural_data.without_landmark({**example, "text": "small dog on the left"}, random.Random(0)) is None
 
 
 def test_examples_come_from_disjoint_scene_ranges():
@@ -175,10 +189,57 @@ def test_numbers_are_read_as_values(tiny):
     assert ids[1] == ids[5] == vocab.index["<num>"] and ids[3] == vocab.index["facing"]      # a typo read as the word
 
 
+def _first_turn(agent, message: str) -> list[dict]:
+    """The Drawer's actions for one message on an empty canvas with the whole library as its
+    palette, each applied to the canvas, up to its reply."""
+    view = {**NeuralDrawer.warmup_view(), "chat": [{"role": rules.TELLER, "text": message, "round": 0, "at": 0}]}
+    actions = []
+    while len(actions) < 6:
+        action = agent.act(copy.deepcopy(view))
+        actions.append(action)
+        assert SCHEMA.validate(action)["type"] == action["type"]
+        if action["type"] == "chat":
+            break
+        piece = {k: action[k] for k in ("idx", "x", "y", "depth", "flip", "subtype") if k in action}
+        old = next((p for p in view["canvas"] if p["idx"] == piece["idx"]), {})
+        view["canvas"] = [p for p in view["canvas"] if p["idx"] != piece["idx"]] + [{**old, **piece}]
+    return actions
+
+
+def test_the_committed_checkpoint_reads_the_issues_messages_and_abstains_on_nothing():
+    """Issue 25's examples: what it drew for people's words before (an airplane for "a big tree on
+    the left", something for "on" and "not yet")."""
+    drawer = NeuralDrawer.load(str(ROOT / "models" / "codraw" / "codraw_neural_drawer.pt"))
+    for message, name in [("a big tree on the left", "oak tree"), ("a sun in the top right corner", "sun"),
+                          ("a boy standing in the middle", "Mike")]:
+        actions = _first_turn(drawer, message)
+        assert actions[0]["type"] == "place" and ca.CLIPARTS[actions[0]["idx"]].name == name, (message, actions)
+    for message in ("on", "not yet", "looks great!", "ok thanks"):
+        assert _first_turn(drawer, message) == [{"type": "chat", "text": ABSTAIN_REPLY}], message
+    assert _first_turn(drawer, "a sun on the top right and a dog on the left")[-1]["type"] == "chat"
+
+
+def test_pieces_asked_for_are_placed_in_turn_then_the_reply_names_them(tiny):
+    """NeuralDrawer._action on what predict() found: each missing piece placed, then only the best
+    one moved when elsewhere, then the reply; [] (abstain) answers without drawing."""
+    agent = NeuralDrawer.load(str(tiny[1]))
+    view = {**NeuralDrawer.warmup_view()}
+    sun = {"idx": 3, "x": 420, "y": 60, "depth": 1, "flip": 0}
+    dog = {"idx": 22, "x": 100, "y": 320, "depth": 1, "flip": 1}
+    assert agent._action(view, [sun, dog]) == {"type": "place", **sun}
+    view["canvas"] = [sun]
+    assert agent._action(view, [sun, dog]) == {"type": "place", **dog}
+    view["canvas"] = [sun, {**dog, "x": 300}]
+    assert agent._action(view, [sun, dog]) == {"type": "chat", "text": "ok, drew the sun and the dog"}
+    view["canvas"] = [{**sun, "x": 200}, dog]
+    assert agent._action(view, [sun, dog]) == {"type": "update", "idx": 3, "x": 420, "y": 60}
+    assert agent._action(view, []) == {"type": "chat", "text": ABSTAIN_REPLY}
+
+
 def test_the_committed_checkpoint_draws_held_out_scenes_well():
     path = ROOT / "models" / "codraw" / "codraw_neural_drawer.pt"
     drawer = NeuralDrawer.load(str(path))
-    assert drawer.weights_sha256 == "b5d5f8ef881ba79d1065e54b803bf6ff4561c056eb74c903d2eee11f1aca9a9d"
+    assert drawer.weights_sha256 == "eb960c6d4360091b1eb4eee03079bc1a73663cb7755268a8bd77b62676a55b39"
     scores = neural_eval.evaluate({"neural": drawer, "random": neural_eval.RandomDrawer}, scenes=4,
                                   offset=200, wordings=("paraphrased",))["paraphrased"]
     assert scores["neural"]["mean"] > 3.5 > scores["random"]["mean"]
