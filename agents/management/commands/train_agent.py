@@ -5,9 +5,9 @@
     python manage.py train_agent colors_neural_listener --data filteredCorpus.csv [--from CHECKPOINT \
         --val-fraction 0.15 --examples 0]    # people's rounds (or GroundTalk's colors-csv export)
     python manage.py train_agent guesswhich_neural_alice [--dialogs 1200 --epochs 6 --threads 1]
-    python manage.py train_agent codraw_neural_drawer [--dialogs 300 --epochs 12 --threads 1]
+    python manage.py train_agent codraw_neural_drawer [--dialogs 600 --epochs 15 --threads 1]
     python manage.py train_agent codraw_neural_drawer --data CoDraw_1_0.json [--from CHECKPOINT \
-        --val-fraction 0.15 --dialogs 300]   # people's dialogs (or GroundTalk's codraw export)
+        --val-fraction 0.15 --dialogs 600]   # people's dialogs (or GroundTalk's codraw export)
     python manage.py train_agent codraw_neural_teller [--dialogs 300 --epochs 15 --half b --threads 1]
     python manage.py train_agent guesswhich_coop [--from models/guesswhich/guesswhich_neural_alice.pt \
         --games 512 --epochs 15 --anchor 0.2 --threads 1]   # writes guesswhich_coop_alice.pt and _qbot.pt
@@ -36,7 +36,7 @@ RECIPES = {
     # cooperative fine-tune of ALICE and the QBot's answer model from the supervised ALICE (games/guesswhich/neural/coop.py)
     "guesswhich_coop": {"games": 512, "epochs": 15, "lr": 1e-3, "batch_size": 32, "anchor": 0.2},
     # CoDraw neural Drawer (games/codraw/neural/, docs/games/codraw_neural.md)
-    "codraw_neural_drawer": {"dialogs": 300, "epochs": 12, "hidden": 64, "embed": 32, "lr": 5e-3},
+    "codraw_neural_drawer": {"dialogs": 600, "epochs": 15, "hidden": 64, "embed": 32, "lr": 5e-3},
     # CoDraw neural Teller (games/codraw/neural/teller_model.py, teller_train.py), training half b (crosstalk with the Drawer's a)
     "codraw_neural_teller": {"dialogs": 300, "epochs": 15, "hidden": 80, "embed": 32, "lr": 5e-3},
 }
@@ -49,7 +49,7 @@ DATA_RECIPES = {
     "colors_neural_listener": {"examples": 6000, "epochs": 12, "hidden": 64, "embed": 48, "lr": 3e-3,
                                "dropout": 0.3, "cosine": True},
     "colors_neural_speaker": {"examples": 6000, "epochs": 8, "hidden": 64, "embed": 32, "lr": 3e-3, "cosine": True},
-    # people's dialogs beside the generated recipe's 300 dialogs (--dialogs 0: people's only)
+    # people's dialogs beside the generated recipe's 600 dialogs (--dialogs 0: people's only)
     "codraw_neural_drawer": RECIPES["codraw_neural_drawer"],
 }
 
