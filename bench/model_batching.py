@@ -350,8 +350,8 @@ def run_config(args, batch_size: int, wait_ms: float, workdir: Path, env: dict, 
                 "worker_batches_pct": round(100 * batch_ms / 1000 / window_s, 1) if window_s else 0,
                 "worker_cpu_pct": round(100 * (worker_cpu1 - worker_cpu0) / window_s, 1) if window_s else 0,
                 "bench_cpu_pct": round(100 * bench_cpu / window_s, 1) if window_s else 0,
-                "postgres_cpu_pct": round(100 * (svc1["postgres"] - svc0["postgres"]) / window_s, 1) if window_s else 0,
-                "redis_cpu_pct": round(100 * (svc1["redis"] - svc0["redis"]) / window_s, 1) if window_s else 0,
+                "postgres_cpu_pct": services_cpu_pct(svc0, svc1, window_s)["postgres"],
+                "redis_cpu_pct": services_cpu_pct(svc0, svc1, window_s)["redis"],
                 "profiles": profiles,
                 "warmup_s": warmup_s,
             }
@@ -369,15 +369,24 @@ def run_config(args, batch_size: int, wait_ms: float, workdir: Path, env: dict, 
 
 
 def services_cpu_s() -> dict:
-    """CPU seconds so far of PostgreSQL's and Redis's processes on this machine (all of them:
-    other work on a shared machine counts too)."""
-    total = {"postgres": 0.0, "redis": 0.0}
+    """CPU seconds so far of each PostgreSQL and Redis process on this machine, by (kind, pid)
+    (all of them: other work on a shared machine counts too)."""
+    seen = {}
     for proc in psutil.process_iter(["name", "cpu_times"]):
         name, times = proc.info["name"] or "", proc.info["cpu_times"]
-        key = "postgres" if name.startswith("postgres") else "redis" if name.startswith("redis") else None
-        if key and times is not None:
-            total[key] += times.user + times.system
-    return total
+        kind = "postgres" if name.startswith("postgres") else "redis" if name.startswith("redis") else None
+        if kind and times is not None:
+            seen[(kind, proc.pid)] = times.user + times.system
+    return seen
+
+
+def services_cpu_pct(before: dict, after: dict, window_s: float) -> dict:
+    """Per kind, the CPU its processes used in the window, % of one core (a process that ended
+    within the window is not counted: an underestimate when connections close)."""
+    used = {"postgres": 0.0, "redis": 0.0}
+    for (kind, pid), cpu in after.items():
+        used[kind] += cpu - before.get((kind, pid), 0.0)
+    return {k: round(100 * v / window_s, 1) if window_s else 0 for k, v in used.items()}
 
 
 def start_profiles(args, worker: Worker, tag: str) -> list:
@@ -413,11 +422,13 @@ def finish_profiles(spies: list) -> dict:
 
 # Where a sampled stack is: the first rule whose pattern is in a frame, innermost frame first.
 PROFILE_BUCKETS = [
+    ("waiting for messages (broker poll)", ("kombu/utils/eventio.py",)),
     ("PostgreSQL", ("psycopg", "django/db/backends/")),
     ("Redis", ("redis/", "kombu/", "channels_redis", "celery/")),
     ("model", ("torch/", "act_batch")),
 ]
-IDLE_LEAVES = ("sleep", "queue.py", "threading.py", "Bots.run (")   # only the innermost frame: waiting for work
+IDLE_LEAVES = ("sleep", "queue.py", "threading.py", "Bots.run (", "selectors.py", "concurrent/futures/thread.py",
+               "subprocess.py")   # only the innermost frame: waiting for work
 
 
 def summarize_profile(path: Path) -> dict:
@@ -530,6 +541,41 @@ def plot(results: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def compare_runs(groups: dict[str, list[Path]], path: Path) -> dict:
+    """Several runs of this script per label (e.g. before and after a change, each run batched
+    and unbatched at one N): every run's turns/s and the worker's CPU per turn, plotted (the spread
+    is what a single run hides), and their medians, min and max returned."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    summary: dict = {}
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for x, (label, files) in enumerate(groups.items()):
+        runs = [json.loads(Path(f).read_text())["results"] for f in files]
+        for offset, (bs, name) in ((-0.12, (64, "batched")), (0.12, (1, "unbatched"))):
+            rows = [r for results in runs for r in results if (r["batch_size"] == 1) == (bs == 1)]
+            tps = [r["turns_per_s"] for r in rows]
+            cpu = [10 * r["worker_cpu_pct"] / r["turns_per_s"] for r in rows if r.get("worker_cpu_pct") and r["turns_per_s"]]
+            color = "C0" if bs != 1 else "C1"
+            a.scatter([x + offset] * len(tps), tps, color=color, label=name if x == 0 else None)
+            b.scatter([x + offset] * len(cpu), cpu, color=color, label=name if x == 0 else None)
+            summary[f"{label} {name}"] = {"turns_per_s": pct(tps), "worker_cpu_ms_per_turn": pct(cpu)}
+    for ax in (a, b):
+        ax.set_xticks(range(len(groups)), list(groups))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    a.set_ylabel("agent turns per second (64 matches)")
+    a.set_title("Throughput, each run")
+    b.set_ylabel("worker CPU ms per turn")
+    b.set_title("The worker's CPU per turn, each run")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    return summary
+
+
 def markdown(results: list[dict]) -> str:
     rows = ["| batch_size | wait_ms | matches | turns/s | latency p50 | p99 | model p50 | worker overhead p50 / p99 "
             "| e2e overhead p50 | batch p50 | worker in batches | machine CPU | bot errors |",
@@ -568,7 +614,15 @@ def main() -> None:
     p.add_argument("--markdown", action="store_true", help="print the docs/bench.md table")
     p.add_argument("--profile", type=Path, default=None,
                    help="a folder: py-spy the worker and this process during each measured window (the bench extra)")
+    p.add_argument("--compare", nargs="+", metavar="LABEL=A.json,B.json",
+                   help="no run: plot earlier runs' --out files per label (each run's turns/s and worker CPU per "
+                        "turn) to --plot, and print their medians")
     args = p.parse_args()
+    if args.compare:
+        groups = {item.partition("=")[0]: [Path(f) for f in item.partition("=")[2].split(",")] for item in args.compare}
+        summary = compare_runs(groups, args.plot or ROOT / "bench" / "out" / "model_batching_runs.png")
+        print(json.dumps(summary, indent=1))
+        return
 
     def config(item: str) -> tuple[int, float]:
         size, _, wait = item.partition("@")

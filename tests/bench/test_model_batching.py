@@ -35,6 +35,7 @@ def test_model_batching_benchmark_runs_both_configurations(tmp_path):
         assert r["turns"] > 0 and r["turns_per_s"] > 0 and r["bot_errors"] == 0, r
         assert r["latency_ms"]["n"] > 0 and r["latency_ms"]["p50"] <= r["latency_ms"]["p99"], r
         assert r["worker_model_ms"]["n"] > 0 and r["worker_overhead_ms"]["n"] > 0 and r["e2e_overhead_ms"]["n"] > 0, r
+        assert r["worker_cpu_pct"] > 0 and r["bench_cpu_pct"] > 0 and r["postgres_cpu_pct"] >= 0, r
     assert results[(1, 3)]["batch_size_seen"]["max"] == 1, results[(1, 3)]   # batching off: one turn per act_batch
     assert plot.stat().st_size > 0
     assert "| batch_size | wait_ms | matches |" in proc.stdout   # the docs table
@@ -47,3 +48,31 @@ def test_model_batching_benchmark_runs_both_configurations(tmp_path):
         cur.execute("SELECT count(*) FROM pg_database WHERE datname = %s", [db_name])
         assert cur.fetchone()[0] == 0
     conn.close()
+
+
+def test_profile_summary_buckets_each_threads_samples(tmp_path):
+    """``--profile``'s summary of py-spy's raw output (no py-spy needed): per thread group, the
+    innermost frame that names a library decides the bucket; a thread parked waiting for work is
+    idle; the GroundTalk frames with most samples are listed."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("model_batching", ROOT / "bench" / "model_batching.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    raw = tmp_path / "raw.txt"
+    raw.write_text(
+        "thread (1): MainThread;run (agents/serving/worker.py:150);_run_batch (agents/serving/worker.py:230);"
+        "write_actions_if_current (live/match_store.py:290);execute (django/db/backends/utils.py:100);"
+        "Connection.wait (psycopg/connection.py:495) 6\n"
+        "thread (1): MainThread;run (agents/serving/worker.py:150);_run_batch (agents/serving/worker.py:240);"
+        "view_for (games/colors/rules.py:80) 3\n"
+        "thread (1): MainThread;_consume (agents/serving/worker.py:188);drain_events (kombu/connection.py:1);"
+        "_epoll.poll (kombu/utils/eventio.py:83) 1\n"
+        "thread (2): ThreadPoolExecutor-0_1;Thread._bootstrap (threading.py:1002);"
+        "_worker (concurrent/futures/thread.py:81) 4\n")
+    summary = bench.summarize_profile(raw)
+    main = summary["MainThread"]
+    assert main["samples"] == 10
+    assert main["share_pct"] == {"PostgreSQL": 60.0, "python (CPU)": 30.0, "waiting for messages (broker poll)": 10.0}
+    assert main["top_own_frames_pct"][0] == ["write_actions_if_current (live/match_store.py:290)", 60.0]
+    assert summary["ThreadPoolExecutor"] == {"samples": 4, "share_pct": {"idle": 100.0}, "top_own_frames_pct": []}
