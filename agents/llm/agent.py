@@ -47,8 +47,10 @@ import random
 import threading
 import time
 
+import openai
 from django.conf import settings
 from django.db import connection
+from openai import OpenAI
 
 from agents.base import TurnContext
 from agents.llm import record, slots
@@ -125,8 +127,6 @@ class LlmAgent:
             raise ModelConfigError(f"agent {config.name}: api_key_env names {config.api_key_env}, which is not set")
         cap = settings.GT_AGENT_TIMEOUT_S   # the watchdog's limit too (agents.registry.all_agents)
         self.timeout_s = min(config.timeout_s, cap) if cap else config.timeout_s
-        from openai import OpenAI   # imported here: ~1.3 s of CPU that a process without LLM agents never needs
-
         self.client = OpenAI(base_url=config.base_url, api_key=key, max_retries=0, timeout=self.timeout_s)
         self.slot_key = slots.key_for(config.endpoint, config.model)
         self.params = params_of(config)
@@ -234,8 +234,6 @@ class LlmAgent:
     # -- one request, tried again while it may ----------------------------------------------------
 
     def _call(self, attempt: int, body: dict, deadline: float, typing: Typing) -> Call:
-        import openai
-
         cfg = self.config
         release_connection()
         call = Call(attempt=attempt, request=for_record(body))
@@ -280,8 +278,6 @@ class LlmAgent:
 
     def _request(self, body: dict, call: Call, deadline: float, typing: Typing) -> None:
         """One HTTP request; the answer into ``call``; :class:`_Retry` for what may be tried again."""
-        import openai
-
         left = max(0.05, deadline - time.monotonic())
         sent = time.monotonic()
         try:

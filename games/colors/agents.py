@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+from matplotlib._color_data import XKCD_COLORS
 from rapidfuzz import fuzz, process
 
 from agents.base import AgentSpec
@@ -87,10 +88,7 @@ def tokenize(text: str) -> list[str]:
 
 @cache
 def lexicon() -> Lexicon:
-    """The XKCD lexicon with CIELAB coordinates, built once per process (matplotlib, where the
-    names live, imported here: a process that never reads a colour name skips its import)."""
-    from matplotlib._color_data import XKCD_COLORS
-
+    """The XKCD lexicon with CIELAB coordinates, built once per process."""
     names = tuple(key.removeprefix("xkcd:") for key in XKCD_COLORS)
     tokens = tuple(tuple(tokenize(name)) for name in names)
     n = len(names)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import warnings
 import csv
 
+import colour
 import numpy as np
 
 # ----------------------------------------------------------------------------------------- constants
@@ -48,25 +49,14 @@ PAIR_NAMES = ("target_distr1", "target_distr2", "distr1_distr2")
 
 
 # ------------------------------------------------------------------------------ color science helpers
-def _colour():
-    """colour-science, imported on first use: importing it costs about 2 s of CPU (it loads
-    matplotlib and scipy.interpolate), and most processes that import this module (every Django
-    process, through the game registry) never compute a colour."""
-    import colour
-
-    return colour
-
-
 def hsl_to_lab(hsl) -> np.ndarray:
     """CIELAB (D65) of HSL colors given as [h 0-360, s 0-100, l 0-100] (any leading shape)."""
     hsl = np.asarray(hsl, dtype=float) / np.array([360.0, 100.0, 100.0])
-    colour = _colour()
     return colour.XYZ_to_Lab(colour.sRGB_to_XYZ(colour.HSL_to_RGB(hsl)))
 
 
 def hex_to_lab(hex_codes) -> np.ndarray:
     """CIELAB (D65) of sRGB hex codes such as ``"#acc2d9"``."""
-    colour = _colour()
     rgb = np.array([colour.notation.HEX_to_RGB(code) for code in hex_codes], dtype=float)
     return colour.XYZ_to_Lab(colour.sRGB_to_XYZ(rgb))
 
@@ -75,7 +65,7 @@ def delta_e(lab_a, lab_b) -> np.ndarray:
     """CIEDE2000 distance, broadcast over leading axes."""
     with warnings.catch_warnings():  # colour warns about domain-range scale on some array shapes
         warnings.simplefilter("ignore")
-        return np.asarray(_colour().delta_E(lab_a, lab_b, method="CIE 2000"), dtype=float)
+        return np.asarray(colour.delta_E(lab_a, lab_b, method="CIE 2000"), dtype=float)
 
 
 def pair_distances(colors_hsl) -> np.ndarray:
@@ -173,7 +163,7 @@ def generate(seed: int, config: dict | None = None) -> dict:
                            "min_distance": params["min_distance"], "metric": "CIEDE2000",
                            "color_space": "HSL -> sRGB -> CIELAB (D65)"},
             "sampling": {key: params[key] for key in ("hue", "saturation", "lightness")},
-            "library": f"colour-science {_colour().__version__}",
+            "library": f"colour-science {colour.__version__}",
         },
         "rounds": rounds,
     }
