@@ -18,10 +18,21 @@ def _connect_liveness() -> None:
     # Imported here: groundtalk_web/__init__.py loads this module before Django's settings and apps.
     from celery.signals import worker_ready, worker_shutdown
 
-    from agents import liveness
+    # agents.liveness itself is imported when a worker signals, not here: every process imports this
+    # module first (groundtalk_web/__init__.py), and agents.liveness imports the models file's
+    # modules, which import groundtalk_web (a circle when a script imports agents.* before Django).
+    def ready(sender=None, **_):
+        from agents import liveness
 
-    worker_ready.connect(lambda sender=None, **_: liveness.start_for_worker(sender), weak=False)
-    worker_shutdown.connect(liveness.stop_for_worker, weak=False)
+        liveness.start_for_worker(sender)
+
+    def shutdown(**kwargs):
+        from agents import liveness
+
+        liveness.stop_for_worker(**kwargs)
+
+    worker_ready.connect(ready, weak=False)
+    worker_shutdown.connect(shutdown, weak=False)
 
 
 def _connect_warm_up() -> None:

@@ -80,11 +80,14 @@ def test_a_batch_follows_its_agents_worker(broker):
         lobby.check_runnable(b)   # no exception
         assert client.get(ENTRY + "AW1").status_code == 302
 
-        # kill -9 of the supervisor and its Celery child: nothing says goodbye; it ages out
-        for proc in psutil.Process(worker.pid).children(recursive=True):
-            proc.kill()
+        # kill -9 of the supervisor and its Celery child: nothing says goodbye; it ages out. The
+        # supervisor first: killed after its child, it could start a new child (0.5 s later) on a
+        # loaded machine before its own kill arrived, and that child would beat again.
+        children = psutil.Process(worker.pid).children(recursive=True)
         worker.kill()
         worker.wait(10)
+        for proc in children:
+            proc.kill()
         gone = wait_until(lambda: bool(batch_problems(b)), TTL + 10, "refused after the worker was killed")
         assert gone <= TTL + 6   # the last beat was at most 5 s before the kill
         with pytest.raises(lobby.BatchCannotRun):
