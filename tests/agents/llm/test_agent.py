@@ -212,8 +212,12 @@ def test_waiting_for_a_slot_of_max_concurrency_is_recorded(llm):
     holder = threading.Thread(target=hold)
     holder.start()
     held.wait(5)
-    threading.Timer(1.0, release.set).start()
-    match, result = _play()
+    seats = {"speaker": SeatSpec(Seat.Kind.AGENT, agent_name="llm_speaker"), "listener": SeatSpec(Seat.Kind.HUMAN)}
+    match = match_create(game_id="colors_v1", seats=seats, seed=7, config={"rounds": 2})
+    # the slot is given back 1.5 s after the turn starts (the match made first: on a loaded machine
+    # making it took a good part of a timer started before it)
+    threading.Timer(1.5, release.set).start()
+    result = agent_take_turn(match_id=match.id, role="speaker", expected_seq=match.seq)
     holder.join(5)
     assert result == "acted"
     call = AgentCall.objects.get(match=match)
