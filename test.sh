@@ -22,7 +22,7 @@ mkdir -p var
 #    _gwN suffix), Redis database, server and Celery worker;
 # 2. then the tests marked serial (the fault tests: each starts a whole stack and has marks a loaded
 #    machine misses) in one process, with the machine to themselves.
-# The exit status is the first failing phase's. A run of chosen tests (a path, -n, -m or --dist)
+# The exit status is the first failing phase's; an interrupted first phase ends the run. A run of chosen tests (a path, -n, -m or --dist)
 # is one pytest process, as given.
 workers="${TEST_WORKERS:-2}"
 parallel=1
@@ -59,8 +59,8 @@ GT_HTTP_THREADS="${GT_HTTP_THREADS:-4}" GT_DB_THREADS="${GT_DB_THREADS:-4}" GT_A
   .venv/bin/python -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder -m "not serial" "$@"
 first=$?
 set -e
-# 5: no test selected (a -k that picks none of a phase's tests)
-if [ "$first" != 0 ] && [ "$first" != 5 ] && [ "$exitfirst" = 1 ]; then
+# 5: no test selected (a -k that picks none of a phase's tests); 2: interrupted (Ctrl-C)
+if [ "$first" = 2 ] || { [ "$first" != 0 ] && [ "$first" != 5 ] && [ "$exitfirst" = 1 ]; }; then
   exit "$first"
 fi
 echo "== phase 2 of 2: the serial tests, in one process =="
