@@ -72,7 +72,8 @@ def test_choices_come_from_the_registries():
     form = BatchForm()
     assert [c for c, _ in form.fields["game_id"].choices] == list(GAMES)
     speakers = [c for c, _ in form.fields["colors_v1__agent__speaker"].choices]
-    assert speakers == ["", "colors_lexicon_speaker"]
+    # the game's speakers, then the shipped models file's (models/models.toml)
+    assert speakers == ["", "colors_lexicon_speaker", "colors_neural_speaker", "colors_neural_speaker_cic"]
     answerers = [c for c, _ in form.fields["guesswhich_v1__agent__answerer"].choices]
     assert {"alice_exact", "alice_noisy"} <= set(answerers) and "qbot" not in answerers
     assert [c for c, _ in form.fields["codraw_v1__roles"].choices] == ["teller", "drawer"]
