@@ -83,13 +83,17 @@ class HttpAgent:
         if not isinstance(body, dict) or "action" not in body:
             raise BridgeError(f'{url} answered JSON without "action" (expected {{"action": {{...}} | null}})',
                               "illegal")
-        action = body["action"]
+        return self.checked(body["action"], url)
+
+    def checked(self, action: dict | None, who: str) -> dict | None:
+        """``action`` as the game's typed schema reads it (None: nothing to do yet); one it refuses
+        raises :class:`BridgeError` (``illegal``) naming ``who`` answered it."""
         if action is None:
             return None
         try:
             return self.schema.validate(action)
         except IllegalAction as exc:
-            raise BridgeError(f"{url} answered an action the game refuses: {exc.code}: {exc}", "illegal") from exc
+            raise BridgeError(f"{who} answered an action the game refuses: {exc.code}: {exc}", "illegal") from exc
 
     def seat_record(self) -> dict:
         return self.config.seat_record()

@@ -19,7 +19,6 @@ from django.conf import settings
 
 from agents.bridge import BridgeError, HttpAgent
 from agents.model_config import ModelAgentConfig
-from games.base import IllegalAction
 
 log = logging.getLogger(__name__)
 HEALTH_TTL_S = 2.0       # how long an answer of /health is used (the batch checks ask on every page)
@@ -102,14 +101,7 @@ class ModelServerAgent(HttpAgent):
         if not isinstance(body, dict) or "action" not in body or not isinstance(body.get("model"), dict):
             raise BridgeError('the model server answered JSON without "action" and "model"', "illegal")
         self._last.record = body["model"]
-        action = body["action"]
-        if action is None:
-            return None
-        try:
-            return self.schema.validate(action)
-        except IllegalAction as exc:
-            raise BridgeError(f"the model server answered an action the game refuses: {exc.code}: {exc}",
-                              "illegal") from exc
+        return self.checked(body["action"], "the model server")
 
     def seat_record(self) -> dict:
         return getattr(self._last, "record", None) or self.config.seat_record()

@@ -207,6 +207,18 @@ class Command(BaseCommand):
         self.stdout.write(f"weights_sha256 {weights} (same training, same value; the file's bytes "
                           "also hold torch.save's random serialization id)")
 
+    @staticmethod
+    def base_checkpoint(opts: dict, load_checkpoint):
+        """The ``--from`` checkpoint loaded with the game's ``load_checkpoint`` (None without one)."""
+        if not opts["base"]:
+            return None
+        if not Path(opts["base"]).is_file():
+            raise CommandError(f"--from: no checkpoint at {opts['base']}.")
+        try:
+            return load_checkpoint(opts["base"], opts["device"], expect=opts["kind"])
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise CommandError(f"--from: {exc}") from None
+
     def colors_data(self, opts: dict, train):
         """``train`` bound to people's rounds (``--data``, split by game) and a ``--from`` checkpoint."""
         from games.colors.neural.corpus import read_corpus, split_by_game
@@ -214,14 +226,7 @@ class Command(BaseCommand):
 
         if opts["epochs"] < 1 or opts["examples"] < 0 or not 0 < opts["val_fraction"] < 1:
             raise CommandError("Need --epochs >= 1, --examples >= 0 and 0 < --val-fraction < 1.")
-        base = None
-        if opts["base"]:
-            if not Path(opts["base"]).is_file():
-                raise CommandError(f"--from: no checkpoint at {opts['base']}.")
-            try:
-                base = load_checkpoint(opts["base"], opts["device"], expect=opts["kind"])
-            except (ValueError, RuntimeError, OSError) as exc:
-                raise CommandError(f"--from: {exc}") from None
+        base = self.base_checkpoint(opts, load_checkpoint)
         data, val, meta = None, None, None
         if opts["data"]:
             if not Path(opts["data"]).is_file():
@@ -252,14 +257,7 @@ class Command(BaseCommand):
 
         if opts["epochs"] < 1 or opts["dialogs"] < 0 or not 0 < opts["val_fraction"] < 1:
             raise CommandError("Need --epochs >= 1, --dialogs >= 0 and 0 < --val-fraction < 1.")
-        base = None
-        if opts["base"]:
-            if not Path(opts["base"]).is_file():
-                raise CommandError(f"--from: no checkpoint at {opts['base']}.")
-            try:
-                base = load_checkpoint(opts["base"], opts["device"], expect=opts["kind"])
-            except (ValueError, RuntimeError, OSError) as exc:
-                raise CommandError(f"--from: {exc}") from None
+        base = self.base_checkpoint(opts, load_checkpoint)
         data, val, meta = None, None, None
         if opts["data"]:
             if not Path(opts["data"]).is_file():
