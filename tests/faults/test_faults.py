@@ -224,12 +224,19 @@ async def _arrive(client: httpx.AsyncClient, base: str, slug: str, lab: str, sta
                    follow_redirects=True)
     token = url.rstrip("/").rsplit("/", 1)[-1]
     gap = ""      # as the waiting page does: how long it waited since its previous answer (ms)
-    for _ in range(150):
+    deadline = time.monotonic() + 150
+    while time.monotonic() < deadline:
         poll = await call("GET", f"{base}/p/{token}/status{gap}")
         if poll.status_code == 200 and poll.json().get("play_url"):
             return True
         answered = time.monotonic()
-        await asyncio.sleep(0.3)
+        # as static/gt/waiting.js polls: about once a second, and after a 429 as long as the server
+        # asks (a bot polling faster met the per-participant poll limit, and one whose polls were
+        # refused for GT_SEAT_GRACE_S after it was paired lost its match as a seat that never came)
+        wait = random.uniform(0.8, 1.2)
+        if poll.status_code == 429:
+            wait = max(wait, float(poll.headers.get("Retry-After") or 1))
+        await asyncio.sleep(wait)
         gap = f"?gap={round(1000 * (time.monotonic() - answered))}"
     return False
 
