@@ -1,6 +1,6 @@
 """The web process never imports torch, even with torch model agents configured: the ASGI app,
 every URL's view, the registry with the models file, a seat's record, the watchdog and the
-embedded mode's dispatch (which leaves a torch agent's turn to a model worker or the fallback).
+embedded mode's dispatch (which posts a torch agent's turn to the model server, agents/model_client.py).
 Nor any module of a game's worker-only ``neural`` package, nor scipy.stats (imported on first use)."""
 from __future__ import annotations
 
