@@ -32,6 +32,7 @@ from django.conf import settings
 from tests.browser.model_stack import SHOTS, watched_page
 from tests.browser.sync import wait_painted
 from tests.conftest import ROOT, child_env, free_port
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -131,15 +132,6 @@ def run_sh(env: dict, log: Path):
         out.close()
 
 
-def wait_until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"not {what} after {timeout} s"
-        time.sleep(1)
-
 
 def play_each(browser, url: str, slugs: list[str], label: str) -> None:
     """One page per family: enter the demo batch, make one move, wait for the agent's answer."""
@@ -178,7 +170,7 @@ def test_run_sh_embedded_serves_each_neural_family_from_its_model_server(browser
                 return None
             return found if all(f["state"] != "loading" for f in found.values()) else None
 
-        health = wait_until(families, START_S, "every family of the model server loaded")
+        health = wait_until(families, START_S, "every family of the model server loaded", every=1)
         slugs = [s for (s,) in sqlite_rows(sqlite_path, "SELECT slug FROM games_batch") if s in FAMILIES]
         if "colors-speak-to-neural" not in slugs:   # the demo batch is not there (yet): one of the test's own
             spec = json.dumps({k: v for k, v in OWN_COLORS_BATCH.items() if k != "slug"})
@@ -206,7 +198,8 @@ def test_run_sh_embedded_serves_each_neural_family_from_its_model_server(browser
             assert any(actor == role for _, actor in events), (slug, events)
             record = wait_until(lambda: sqlite_rows(
                 sqlite_path, "SELECT json_extract(agent_model, '$.checkpoint_sha256') FROM games_seat "
-                             "WHERE match_id = ? AND role = ?", match_id, role)[0][0], 30, "the model recorded")
+                             "WHERE match_id = ? AND role = ?", match_id, role)[0][0], 30, "the model recorded",
+                                every=1)
             assert record == family_of[slug]["model"]["checkpoint_sha256"], (slug, record)
 
 
@@ -231,7 +224,7 @@ def test_run_sh_full_stack_serves_each_neural_family_from_its_model_workers(brow
         known = all_agents()
         queues = sorted({known[name].queue_name for b in Batch.objects.filter(slug__in=slugs)
                          for name in b.agents.values()})
-        wait_until(lambda: liveness.dead_queues(queues) == [], START_S, f"{queues} served by model workers")
+        wait_until(lambda: liveness.dead_queues(queues) == [], START_S, f"{queues} served by model workers", every=1)
         play_each(browser, url, slugs, "full-stack")
 
         for slug in slugs:
@@ -242,5 +235,5 @@ def test_run_sh_full_stack_serves_each_neural_family_from_its_model_workers(brow
             assert any(actor == role for _, actor in events), (slug, events)
             seat = wait_until(lambda: Seat.objects.filter(match=match, role=role,
                                                            agent_model__has_key="checkpoint_sha256").first(),
-                              30, "the model recorded")
+                              30, "the model recorded", every=1)
             assert len(seat.agent_model["checkpoint_sha256"]) == 64

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 
 import httpx
 import pytest
@@ -30,18 +29,10 @@ from live.services import match_apply_action
 from tests.conftest import ROOT, free_port, var_log
 from tests.support.factories import colors_match
 from tests.workers.conftest import reset_registry, torch_entry
+from tests.support.waiting import wait_until
 
 PROTOCOL = "groundtalk-agent/1"
 
-
-def wait_until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"not {what} after {timeout} s")
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ import io
 import json
 import subprocess
 import sys
-import time
 
 import psutil
 import pytest
@@ -25,21 +24,11 @@ from live.services import match_apply_action
 from tests.conftest import ROOT, child_env
 from tests.support.factories import colors_match
 from tests.workers.conftest import torch_entry
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 N_MATCHES = 6
 
-
-def wait_until(predicate, timeout: float, what: str, proc: subprocess.Popen | None = None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"the worker exited with {proc.returncode} before {what}")
-        time.sleep(0.2)
-    raise AssertionError(f"not {what} after {timeout} s")
 
 
 def read_lines(path) -> list[dict]:

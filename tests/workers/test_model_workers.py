@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 from django.conf import settings
@@ -18,18 +17,10 @@ from live.services import match_apply_action
 from tests.conftest import ROOT, child_env
 from tests.support.factories import colors_match
 from tests.workers.conftest import torch_entry
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-
-def wait_until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"not {what} after {timeout} s"
-        time.sleep(0.3)
 
 
 def test_one_process_serves_the_families_that_load_and_names_the_one_that_cannot(models_file, tiny_checkpoint,
@@ -51,7 +42,7 @@ def test_one_process_serves_the_families_that_load_and_names_the_one_that_cannot
                             stderr=subprocess.STDOUT)
     try:
         wait_until(lambda: proc.poll() is None and liveness.dead_queues(["model.tiny_a", "model.tiny_b"]) == [],
-                   180, "both families served")
+                   180, "both families served", every=0.3)
         text = log.read_text()
         assert "family tiny_broken cannot load" in text and "missing.pt cannot be read" in text, text
         assert "serving tiny_a, tiny_b" in text, text
@@ -61,7 +52,7 @@ def test_one_process_serves_the_families_that_load_and_names_the_one_that_cannot
         match_apply_action(match_id=match.id, role="speaker", action={"type": "chat", "text": "the dark red one"},
                            client_action_id="s1")
         wait_until(lambda: MatchEvent.objects.filter(match=match, type="color_clicked", actor="listener").exists(),
-                   60, "clicked by the model")
+                   60, "clicked by the model", every=0.3)
         assert not MatchEvent.objects.filter(match=match, type="agent_timed_out").exists()
         seat = Seat.objects.get(pk=seats["listener"].pk)
         assert seat.agent_model["checkpoint_sha256"] == file_sha256(checkpoint)
