@@ -219,6 +219,18 @@ class Command(BaseCommand):
         except (ValueError, RuntimeError, OSError) as exc:
             raise CommandError(f"--from: {exc}") from None
 
+    @staticmethod
+    def read_data(opts: dict, read_corpus, split, errors: tuple):
+        """The ``--data`` file read with the game's ``read_corpus`` and its split (``split(corpus)``);
+        a missing file, or one the reader or the split refuses with ``errors``, is a CommandError."""
+        if not Path(opts["data"]).is_file():
+            raise CommandError(f"--data: no file at {opts['data']}.")
+        try:
+            corpus = read_corpus(opts["data"])
+            return corpus, split(corpus)
+        except errors as exc:
+            raise CommandError(f"--data: {exc}") from None
+
     def colors_data(self, opts: dict, train):
         """``train`` bound to people's rounds (``--data``, split by game) and a ``--from`` checkpoint."""
         from games.colors.neural.corpus import read_corpus, split_by_game
@@ -229,13 +241,9 @@ class Command(BaseCommand):
         base = self.base_checkpoint(opts, load_checkpoint)
         data, val, meta = None, None, None
         if opts["data"]:
-            if not Path(opts["data"]).is_file():
-                raise CommandError(f"--data: no file at {opts['data']}.")
-            try:
-                corpus = read_corpus(opts["data"])
-                data, val, val_games = split_by_game(corpus.rounds, opts["val_fraction"], opts["seed"])
-            except (ValueError, KeyError, UnicodeDecodeError) as exc:
-                raise CommandError(f"--data: {exc}") from None
+            corpus, (data, val, val_games) = self.read_data(
+                opts, read_corpus, lambda c: split_by_game(c.rounds, opts["val_fraction"], opts["seed"]),
+                (ValueError, KeyError, UnicodeDecodeError))
             meta = {"path": Path(opts["data"]).name, "format": corpus.format, "sha256": corpus.sha256,
                     "rows": corpus.rows, "rounds": len(corpus.rounds), "games": len(corpus.games),
                     "train_rounds": len(data), "train_games": len(corpus.games) - len(val_games),
@@ -260,13 +268,9 @@ class Command(BaseCommand):
         base = self.base_checkpoint(opts, load_checkpoint)
         data, val, meta = None, None, None
         if opts["data"]:
-            if not Path(opts["data"]).is_file():
-                raise CommandError(f"--data: no file at {opts['data']}.")
-            try:
-                corpus = read_corpus(opts["data"])
-                data, val, val_dialogs, how = split_by_dialog(corpus.examples, opts["val_fraction"], opts["seed"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise CommandError(f"--data: {exc}") from None
+            corpus, (data, val, val_dialogs, how) = self.read_data(
+                opts, read_corpus, lambda c: split_by_dialog(c.examples, opts["val_fraction"], opts["seed"]),
+                (ValueError, KeyError, TypeError))
             meta = {"path": Path(opts["data"]).name, "format": corpus.format, "sha256": corpus.sha256,
                     "dialogs": len(corpus.dialogs), "rounds": len(corpus.examples),
                     "skipped_rounds": corpus.skipped_rounds, "train_rounds": len(data),
