@@ -5,6 +5,8 @@
     python manage.py train_agent colors_neural_listener --data filteredCorpus.csv [--from CHECKPOINT \
         --val-fraction 0.15 --examples 0]    # people's rounds (or GroundTalk's colors-csv export)
     python manage.py train_agent guesswhich_neural_alice [--dialogs 1200 --epochs 6 --threads 1]
+    python manage.py train_agent guesswhich_neural_alice --data visdial.json --image-ids visdial-ids.json \
+        [--from CHECKPOINT --val-fraction 0.15 --dialogs 1200]   # people's dialogs (GroundTalk's visdial export)
     python manage.py train_agent codraw_neural_drawer [--dialogs 600 --epochs 15 --threads 1]
     python manage.py train_agent codraw_neural_drawer --data CoDraw_1_0.json [--from CHECKPOINT \
         --val-fraction 0.15 --dialogs 600]   # people's dialogs (or GroundTalk's codraw export)
@@ -23,7 +25,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
+
+from live.models import Match
 
 KINDS = ("colors_neural_listener", "colors_neural_speaker", "guesswhich_neural_alice", "guesswhich_coop",
          "codraw_neural_drawer", "codraw_neural_teller")
@@ -51,6 +57,8 @@ DATA_RECIPES = {
     "colors_neural_speaker": {"examples": 6000, "epochs": 8, "hidden": 64, "embed": 32, "lr": 3e-3, "cosine": True},
     # people's dialogs beside the generated recipe's 600 dialogs (--dialogs 0: people's only)
     "codraw_neural_drawer": RECIPES["codraw_neural_drawer"],
+    # people's dialogs beside the generated recipe's 1200 dialogs (--dialogs 0: people's only)
+    "guesswhich_neural_alice": RECIPES["guesswhich_neural_alice"],
 }
 
 
@@ -80,7 +88,15 @@ class Command(BaseCommand):
                             "or GroundTalk's colors-csv export (told apart by the header); split by game id. "
                             "codraw_neural_drawer: people's dialogs, CoDraw's CoDraw_1_0.json or GroundTalk's codraw "
                             "export; split by dialog key (the train_/val_ prefixes when the file has both, else seeded), "
-                            "beside --dialogs generated ones (0: people's only)")
+                            "beside --dialogs generated ones (0: people's only). guesswhich_neural_alice (also the visdial_neural_alice "
+                            "model): GroundTalk's visdial or guesswhich-visdial export (VisDial v1.0 JSON) with "
+                            "--image-ids; split by dialog, seeded, beside --dialogs generated ones (0: people's only)")
+        parser.add_argument("--image-ids", default="",
+                            help="guesswhich_neural_alice with --data: the export's side file (--format visdial-image-ids "
+                            "or guesswhich-visdial-image-ids) that leads each dialog to its scene")
+        parser.add_argument("--min-count", type=int, default=2,
+                            help="guesswhich_neural_alice with --data from scratch: a people's answer outside the "
+                            "answer vocabulary joins it when given this often in training (rarer: skipped, counted)")
         parser.add_argument("--dropout", type=float, help="colors listener with --data: dropout on the utterance and "
                             "colour vectors (data recipe: see DATA_RECIPES)")
         parser.add_argument("--cosine", action=argparse.BooleanOptionalAction, default=None,
@@ -104,10 +120,12 @@ class Command(BaseCommand):
         from games.colors.neural.train import plot_history, train
 
         colors = opts["kind"].startswith("colors_")
-        people = colors or opts["kind"] == "codraw_neural_drawer"
+        people = colors or opts["kind"] in ("codraw_neural_drawer", "guesswhich_neural_alice")
         if (opts["data"] or (opts["base"] and opts["kind"] != "guesswhich_coop")) and not people:
-            raise CommandError("--data and --from (fine-tuning) are for the colors kinds and codraw_neural_drawer; "
-                               "guesswhich_coop's --from names its supervised ALICE.")
+            raise CommandError("--data and --from (fine-tuning) are for the colors kinds, codraw_neural_drawer and "
+                               "guesswhich_neural_alice; guesswhich_coop's --from names its supervised ALICE.")
+        if opts["image_ids"] and not (opts["data"] and opts["kind"] == "guesswhich_neural_alice"):
+            raise CommandError("--image-ids goes with guesswhich_neural_alice --data (the export's side file).")
         recipe = DATA_RECIPES if opts["data"] else RECIPES
         for key, value in {"batch_size": 64, **recipe[opts["kind"]]}.items():
             if opts.get(key) is None:
@@ -117,9 +135,12 @@ class Command(BaseCommand):
         if opts["kind"] == "guesswhich_neural_alice":
             from games.guesswhich.neural.train import plot_history, train as train_alice
 
-            if opts["dialogs"] < 2 or opts["epochs"] < 1:
+            if opts["data"] or opts["base"]:
+                train = self.alice_data(opts, train_alice)
+            elif opts["dialogs"] < 2 or opts["epochs"] < 1:
                 raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
-            train = lambda kind, *, examples, **kw: train_alice(dialogs=opts["dialogs"], **kw)  # noqa: E731
+            else:
+                train = lambda kind, *, examples, **kw: train_alice(dialogs=opts["dialogs"], **kw)  # noqa: E731
         elif opts["kind"] == "guesswhich_coop":
             opts["base"] = opts["base"] or COOP_BASE
             from games.guesswhich.neural.coop import train as train_coop
@@ -195,6 +216,8 @@ class Command(BaseCommand):
             self.stdout.write(f"data {result_data['path']} ({result_data['format']}) sha256 {result_data['sha256']}: "
                               f"{result_data['train_rounds']} rounds of {result_data['train_dialogs']} dialogs trained "
                               f"on, {result_data['val_rounds']} rounds of {len(result_data['val_dialogs'])} dialogs held out")
+        elif (result_data := getattr(result, "data", None)) and opts["kind"] == "guesswhich_neural_alice":
+            self.alice_report(result, last)
         elif result_data := getattr(result, "data", None):
             self.stdout.write(f"data {result_data['path']} ({result_data['format']}) sha256 {result_data['sha256']}: "
                               f"{result_data['train_rounds']} rounds of {result_data['train_games']} games trained "
@@ -289,3 +312,76 @@ class Command(BaseCommand):
             except ValueError as exc:
                 raise CommandError(str(exc)) from None
         return bound
+
+    @staticmethod
+    def match_scene(match_id) -> dict | None:
+        """``{"scene", "caption"}`` of a match of this database (None when it is not here): the scenes
+        of dialogs the side file cannot lead to by a seed (imported CLEVR scenes)."""
+        try:
+            content = Match.objects.filter(id=match_id).values_list("content", flat=True).first()
+        except (ValueError, ValidationError, DatabaseError):
+            return None
+        if not isinstance(content, dict):
+            return None
+        scene = content.get("scene")
+        if scene is None and "pool" in content:   # a GuessWhich match: its secret image
+            scene = next((p["scene"] for p in content["pool"] if p.get("id") == content.get("secret_id")), None)
+        return {"scene": scene, "caption": content.get("caption")} if scene else None
+
+    def alice_data(self, opts: dict, train):
+        """``train`` (ALICE's) bound to people's dialogs (``--data`` with ``--image-ids``, split by
+        dialog) and a ``--from`` checkpoint; ``--dialogs`` generated dialogs are trained on beside them."""
+        from games.guesswhich.neural.corpus import read_corpus, split_by_dialog
+        from games.guesswhich.neural.model import load_checkpoint
+
+        if opts["epochs"] < 1 or opts["dialogs"] < 0 or not 0 < opts["val_fraction"] < 1 or opts["min_count"] < 1:
+            raise CommandError("Need --epochs >= 1, --dialogs >= 0, 0 < --val-fraction < 1 and --min-count >= 1.")
+        if opts["image_ids"] and not Path(opts["image_ids"]).is_file():
+            raise CommandError(f"--image-ids: no file at {opts['image_ids']}.")
+        base = self.base_checkpoint(opts, load_checkpoint)
+        data, val, meta = None, None, None
+        if opts["data"]:
+            corpus, (data, val, val_dialogs) = self.read_data(
+                opts, lambda path: read_corpus(path, opts["image_ids"], lookup=self.match_scene),
+                lambda c: split_by_dialog(c.examples, opts["val_fraction"], opts["seed"]), (ValueError,))
+            meta = {"path": Path(opts["data"]).name, "format": corpus.format, "sha256": corpus.sha256,
+                    "image_ids": Path(opts["image_ids"]).name, "image_ids_sha256": corpus.side_sha256,
+                    "dialogs": len(corpus.dialogs), "rounds": len(corpus.examples), "skipped_dialogs": corpus.skipped,
+                    "train_rounds": len(data), "train_dialogs": len(corpus.dialogs) - len(val_dialogs),
+                    "val_rounds": len(val), "val_dialogs": val_dialogs, "split": "seeded",
+                    "val_fraction": opts["val_fraction"], "split_seed": opts["seed"]}
+            self.stdout.write(f"{corpus.format} {opts['data']}: {len(corpus.examples)} rounds of {len(corpus.dialogs)} "
+                              f"dialogs (dialogs skipped: {corpus.skipped or 'none'}); {len(val_dialogs)} dialogs "
+                              f"({len(val)} rounds) held out, split by dialog")
+        elif opts["dialogs"] < 2:
+            raise CommandError("Need --dialogs >= 2 without --data.")
+
+        def bound(kind, *, examples, **kw):
+            try:
+                return train(dialogs=opts["dialogs"], data=data, val_data=val, base=base, data_meta=meta,
+                             min_count=opts["min_count"], **kw)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+        return bound
+
+    def alice_report(self, result, last: dict) -> None:
+        """People's held-out dialogs: accuracy per answer type beside the majority answer's; the mapping's counts."""
+        data, majority = result.data, result.args["majority_val"]
+        mapping = data["answer_mapping"]
+        types = [k[4:-9] for k in last if k.startswith("val_") and k.endswith("_accuracy") and k != "val_accuracy"]
+        self.stdout.write(f"held-out dialogs ({len(data['val_dialogs'])}, {mapping['val_rounds']} rounds, split by "
+                          f"dialog): accuracy % by the person's answer type")
+        self.stdout.write("| | all | " + " | ".join(types) + " |\n|" + " --- |" * (len(types) + 2))
+        self.stdout.write("| neural ALICE | " + " | ".join(f"{last[k] * 100:.1f}" for k in
+                                                         ["val_accuracy"] + [f"val_{t}_accuracy" for t in types]) + " |")
+        self.stdout.write(f"| majority ({majority['answer']!r}) | " + " | ".join(
+            f"{majority[t] * 100:.1f}" for t in ["all"] + types) + " |")
+        self.stdout.write(f"answers: {mapping['train_mapped']} of {mapping['train_rounds']} training rounds on the "
+                          f"vocabulary ({len(mapping['added_answers'])} answers added, e.g. {mapping['added_answers'][:3]}); "
+                          f"{mapping['skipped_out_of_vocabulary']} skipped (outside it: "
+                          f"{mapping['skipped_examples'][:5]}); {mapping['val_out_of_vocabulary']} held-out rounds "
+                          "outside it (counted wrong)")
+        self.stdout.write(f"data {data['path']} ({data['format']}) sha256 {data['sha256']}; side file "
+                          f"{data['image_ids']} sha256 {data['image_ids_sha256']}: {data['train_rounds']} rounds of "
+                          f"{data['train_dialogs']} dialogs trained on, {data['val_rounds']} rounds of "
+                          f"{len(data['val_dialogs'])} dialogs held out")

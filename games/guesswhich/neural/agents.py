@@ -4,7 +4,9 @@ The model-agent contract (as games/colors/neural/agents.py, served by ``manage.p
 ``NeuralAlice.load(checkpoint, device, **options)``; ``act_batch(views)`` answers every view whose
 turn it is (``expects == "answer"``) with ONE forward call of ``self.module``; ``None`` for the
 others; ``act(view) = act_batch([view])[0]``; ``warmup()``; ``checkpoint_sha256``,
-``weights_sha256`` and ``version`` identify what played.
+``weights_sha256``, ``data_sha256`` (the people's data file it was trained on, ``train_agent --data``;
+empty for generated data only) and ``version`` identify what played (agents/serving/family.py puts
+``data_sha256`` in every seat's record).
 
 The answerer view (games/guesswhich/rules.py and games/visdial/rules.py ``view_for``) carries the
 secret scene (``image.scene``), the caption, the dialog (the pending round last, without an
@@ -41,6 +43,8 @@ class NeuralAliceAgent:
         self.vocab, self.answers, self.meta = loaded.vocab, loaded.answers, loaded.meta
         self.checkpoint_sha256, self.weights_sha256 = loaded.sha256, loaded.weights_sha256
         self.version = f"{KIND}@{loaded.sha256[:12]}"
+        # the sha256 of the people's data file it was trained on (train_agent --data), "" for generated data
+        self.data_sha256 = (loaded.meta.get("data") or {}).get("sha256", "")
 
     @classmethod
     def load(cls, checkpoint: str, device: str = "cpu", **options) -> "NeuralAliceAgent":

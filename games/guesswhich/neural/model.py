@@ -194,8 +194,8 @@ def _build(kind: str, meta: dict) -> tuple[NeuralAlice, Vocabulary]:
     return NeuralAlice(Config(**meta["config"])), Vocabulary(meta["vocabulary"], meta["fuzzy_words"])
 
 
-def load_checkpoint(path, device="cpu") -> Loaded:
+def load_checkpoint(path, device="cpu", expect: str = KIND) -> Loaded:
     """A neural ALICE checkpoint (another format, version or kind: ValueError), on ``device``."""
-    got = load_model(path, fmt=FORMAT, version=VERSION, build=_build, device=device, expect=KIND)
+    got = load_model(path, fmt=FORMAT, version=VERSION, build=_build, device=device, expect=expect)
     return Loaded(model=got.model, vocab=got.vocab, answers=got.meta["answers"], meta=got.meta, sha256=got.sha256,
                   weights_sha256=got.weights_sha256, path=got.path)

@@ -77,6 +77,8 @@ class NeuralQBot:
         self.answer_index = {a: k for k, a in enumerate(loaded.answers)}
         self.checkpoint_sha256, self.weights_sha256 = loaded.sha256, loaded.weights_sha256
         self.version = f"{KIND}@{loaded.sha256[:12]}"
+        # its answer model's people's data file (an ALICE trained with train_agent --data), "" for generated data
+        self.data_sha256 = (loaded.meta.get("data") or {}).get("sha256", "")
         self.candidates, self.seed = int(candidates), int(seed)
 
     @classmethod
