@@ -1,4 +1,4 @@
-"""Train a neural agent on generated data (colors kinds and the CoDraw Drawer: also on people's data, --data); write its checkpoint.
+"""Train a neural agent on generated data (colors kinds, the CoDraw Drawer and Teller, GuessWhich ALICE: also on people's data, --data); write its checkpoint.
 
     python manage.py train_agent colors_neural_listener [--examples 12000 --epochs 8 --seed 0 \
         --out models/colors/colors_neural_listener.pt --device cpu]
@@ -10,6 +10,8 @@
     python manage.py train_agent codraw_neural_drawer [--dialogs 600 --epochs 15 --threads 1]
     python manage.py train_agent codraw_neural_drawer --data CoDraw_1_0.json [--from CHECKPOINT \
         --val-fraction 0.15 --dialogs 600]   # people's dialogs (or GroundTalk's codraw export)
+    python manage.py train_agent codraw_neural_teller --data CoDraw_1_0.json [--from CHECKPOINT \
+        --val-fraction 0.15 --dialogs 300 --val-dialogs 40]   # people's Teller messages beside generated ones
     python manage.py train_agent codraw_neural_teller [--dialogs 300 --epochs 15 --half b --threads 1]
     python manage.py train_agent guesswhich_coop [--from models/guesswhich/guesswhich_neural_alice.pt \
         --games 512 --epochs 15 --anchor 0.2 --threads 1]   # writes guesswhich_coop_alice.pt and _qbot.pt
@@ -57,6 +59,8 @@ DATA_RECIPES = {
     "colors_neural_speaker": {"examples": 6000, "epochs": 8, "hidden": 64, "embed": 32, "lr": 3e-3, "cosine": True},
     # people's dialogs beside the generated recipe's 600 dialogs (--dialogs 0: people's only)
     "codraw_neural_drawer": RECIPES["codraw_neural_drawer"],
+    # people's Teller messages beside the generated recipe's 300 dialogs (--dialogs 0: people's only)
+    "codraw_neural_teller": RECIPES["codraw_neural_teller"],
     # people's dialogs beside the generated recipe's 1200 dialogs (--dialogs 0: people's only)
     "guesswhich_neural_alice": RECIPES["guesswhich_neural_alice"],
 }
@@ -82,11 +86,12 @@ class Command(BaseCommand):
         parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
         parser.add_argument("--from", dest="base", default="",
                             help="guesswhich_coop: the supervised ALICE checkpoint both bots start from (default "
-                            f"{COOP_BASE}); colors kinds: a checkpoint of the same kind to fine-tune")
+                            f"{COOP_BASE}); colors kinds and the CoDraw Drawer and Teller: a checkpoint of the "
+                            "same kind to fine-tune")
         parser.add_argument("--data", default="",
                             help="colors kinds: people's rounds to train on, Colors in Context's filteredCorpus.csv "
                             "or GroundTalk's colors-csv export (told apart by the header); split by game id. "
-                            "codraw_neural_drawer: people's dialogs, CoDraw's CoDraw_1_0.json or GroundTalk's codraw "
+                            "codraw_neural_drawer and codraw_neural_teller: people's dialogs, CoDraw's CoDraw_1_0.json or GroundTalk's codraw "
                             "export; split by dialog key (the train_/val_ prefixes when the file has both, else seeded), "
                             "beside --dialogs generated ones (0: people's only). guesswhich_neural_alice (also the visdial_neural_alice "
                             "model): GroundTalk's visdial or guesswhich-visdial export (VisDial v1.0 JSON) with "
@@ -111,6 +116,11 @@ class Command(BaseCommand):
                             help="guesswhich_coop: weight of the supervised anchor loss (recipe: 0.2)")
         parser.add_argument("--half", choices=("a", "b"), default="b",
                             help="codraw_neural_teller: the training half of the scenes (the Drawer's is a)")
+        parser.add_argument("--val-dialogs", type=int, default=40,
+                            help="codraw_neural_teller: generated held-out dialogs (validation scenes) for the "
+                            "choice and word accuracy; with --data (CoDraw_1_0.json or GroundTalk's codraw export: "
+                            "people's Teller messages, split by dialog key as for the Drawer) people's held-out "
+                            "messages are scored too")
 
     held: list | None = None   # with --data: the held-out games' rounds
 
@@ -121,9 +131,11 @@ class Command(BaseCommand):
 
         colors = opts["kind"].startswith("colors_")
         people = colors or opts["kind"] in ("codraw_neural_drawer", "guesswhich_neural_alice")
+        people = people or opts["kind"] == "codraw_neural_teller"
         if (opts["data"] or (opts["base"] and opts["kind"] != "guesswhich_coop")) and not people:
-            raise CommandError("--data and --from (fine-tuning) are for the colors kinds, codraw_neural_drawer and "
-                               "guesswhich_neural_alice; guesswhich_coop's --from names its supervised ALICE.")
+            raise CommandError("--data and --from (fine-tuning) are for the colors kinds, codraw_neural_drawer, "
+                               "codraw_neural_teller and guesswhich_neural_alice; guesswhich_coop's --from names its "
+                               "supervised ALICE.")
         if opts["image_ids"] and not (opts["data"] and opts["kind"] == "guesswhich_neural_alice"):
             raise CommandError("--image-ids goes with guesswhich_neural_alice --data (the export's side file).")
         recipe = DATA_RECIPES if opts["data"] else RECIPES
@@ -173,10 +185,13 @@ class Command(BaseCommand):
         elif opts["kind"] == "codraw_neural_teller":
             from games.codraw.neural.teller_train import plot_history, train as train_teller
 
-            if opts["dialogs"] < 2 or opts["epochs"] < 1:
-                raise CommandError("Need --dialogs >= 2 and --epochs >= 1.")
-            train = lambda kind, *, examples, **kw: train_teller(  # noqa: E731
-                kind, examples=opts["dialogs"], half=opts["half"], **kw)
+            if opts["data"] or opts["base"]:
+                train = self.codraw_teller_data(opts, train_teller)
+            elif opts["dialogs"] < 2 or opts["epochs"] < 1 or opts["val_dialogs"] < 1:
+                raise CommandError("Need --dialogs >= 2, --epochs >= 1 and --val-dialogs >= 1.")
+            else:
+                train = lambda kind, *, examples, **kw: train_teller(  # noqa: E731
+                    kind, examples=opts["dialogs"], half=opts["half"], val_examples=opts["val_dialogs"], **kw)
         elif opts["data"] or opts["base"]:
             train = self.colors_data(opts, train)
         elif opts["examples"] < 10 or opts["epochs"] < 1:
@@ -216,6 +231,8 @@ class Command(BaseCommand):
             self.stdout.write(f"data {result_data['path']} ({result_data['format']}) sha256 {result_data['sha256']}: "
                               f"{result_data['train_rounds']} rounds of {result_data['train_dialogs']} dialogs trained "
                               f"on, {result_data['val_rounds']} rounds of {len(result_data['val_dialogs'])} dialogs held out")
+        elif opts["kind"] == "codraw_neural_teller" and (getattr(result, "data", None) or opts["base"]):
+            self.teller_report(result, last)
         elif (result_data := getattr(result, "data", None)) and opts["kind"] == "guesswhich_neural_alice":
             self.alice_report(result, last)
         elif result_data := getattr(result, "data", None):
@@ -312,6 +329,72 @@ class Command(BaseCommand):
             except ValueError as exc:
                 raise CommandError(str(exc)) from None
         return bound
+
+    def codraw_teller_data(self, opts: dict, train):
+        """``train`` (the Teller's) bound to people's Teller messages (``--data``: the Drawer's reader
+        and split by dialog key, teller_train.people_examples) and a ``--from`` checkpoint; ``--dialogs``
+        generated dialogs of ``--half`` are trained on beside them."""
+        from games.codraw.neural.corpus import read_corpus, split_by_dialog
+        from games.codraw.neural.model import load_checkpoint
+        from games.codraw.neural.teller_train import people_examples
+
+        if opts["epochs"] < 1 or opts["dialogs"] < 0 or opts["val_dialogs"] < 0 or not 0 < opts["val_fraction"] < 1:
+            raise CommandError("Need --epochs >= 1, --dialogs >= 0, --val-dialogs >= 0 and 0 < --val-fraction < 1.")
+        base = self.base_checkpoint(opts, load_checkpoint)
+        data, val, meta = None, None, None
+        if opts["data"]:
+            corpus, (rounds, held, val_dialogs, how) = self.read_data(
+                opts, read_corpus, lambda c: split_by_dialog(c.examples, opts["val_fraction"], opts["seed"]),
+                (ValueError, KeyError, TypeError))
+            data, left_train = people_examples(rounds, corpus.targets)
+            val, left_val = people_examples(held, corpus.targets)
+            if not val:
+                raise CommandError(f"--data: in the {len(val_dialogs)} held-out dialogs no Teller message was followed "
+                                   "by the Drawer drawing a piece of the target: nothing to validate the Teller on.")
+            meta = {"path": Path(opts["data"]).name, "format": corpus.format, "sha256": corpus.sha256,
+                    "dialogs": len(corpus.dialogs), "rounds": len(corpus.examples),
+                    "skipped_rounds": corpus.skipped_rounds, "train_turns": len(data),
+                    "train_dialogs": len({e["dialog"] for e in data}), "train_left_out": left_train,
+                    "val_turns": len(val), "val_left_out": left_val, "val_dialogs": val_dialogs, "split": how,
+                    "val_fraction": opts["val_fraction"], "split_seed": opts["seed"]}
+            self.stdout.write(f"{corpus.format} {opts['data']}: {len(corpus.examples)} rounds of {len(corpus.dialogs)} "
+                              f"dialogs; Teller turns whose Drawer drew a target piece: {len(data)} trained on, "
+                              f"{len(val)} of {len(val_dialogs)} dialogs held out (split by {how}); "
+                              f"{left_train + left_val} rounds without one left out")
+        elif opts["dialogs"] < 2:
+            raise CommandError("Need --dialogs >= 2 without --data.")
+
+        def bound(kind, *, examples, **kw):
+            try:
+                return train(kind, examples=opts["dialogs"], half=opts["half"], val_examples=opts["val_dialogs"],
+                             data=data, val_data=val, base=base, data_meta=meta, **kw)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+        return bound
+
+    def teller_report(self, result, last: dict) -> None:
+        """The Teller's held-out figures beside their baselines (and the ``--from`` checkpoint's, before)."""
+        before, data = result.args.get("before"), result.data
+        rows = [("neural Teller", last)] + ([("before fine-tuning (--from)", before)] if before else [])
+        if data:
+            self.stdout.write(f"held-out people's Teller messages ({data['val_turns']} turns of "
+                              f"{len(data['val_dialogs'])} dialogs, split by {data['split']}; teacher-forced)")
+            self.stdout.write("| | piece the Drawer drew % | words right % | perplexity |\n| --- | --- | --- | --- |")
+            for name, row in rows:
+                self.stdout.write(f"| {name} | {row['val_people_choice_accuracy'] * 100:.1f} | "
+                                  f"{row['val_people_token_accuracy'] * 100:.1f} | {row['val_people_perplexity']:.1f} |")
+            self.stdout.write(f"| baseline: uniform pick / most frequent word / unigram of people's training messages | "
+                              f"{last['people_chance_choice'] * 100:.1f} | {last['people_majority_token_accuracy'] * 100:.1f} "
+                              f"| {last['people_unigram_perplexity']:.1f} |")
+            self.stdout.write(f"(held-out words outside the vocabulary: {last['val_people_unk_share'] * 100:.1f} %)")
+        self.stdout.write("generated held-out dialogs: " + "; ".join(
+            f"{name}: next piece or stop {row['val_choice_accuracy'] * 100:.1f} %, words "
+            f"{row['val_token_accuracy'] * 100:.1f} %" for name, row in rows)
+            + f" (most frequent word {last['majority_token_accuracy'] * 100:.1f} %)")
+        if data:
+            self.stdout.write(f"data {data['path']} ({data['format']}) sha256 {data['sha256']}: {data['train_turns']} "
+                              f"Teller turns of {data['train_dialogs']} dialogs trained on, {data['val_turns']} "
+                              f"held out")
 
     @staticmethod
     def match_scene(match_id) -> dict | None:

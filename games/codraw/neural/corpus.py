@@ -17,7 +17,13 @@ Each round with a Teller message becomes one example in the shape the Drawer tra
 (:func:`games.codraw.neural.data.round_example`)::
 
     {"text": msg_t, "canvas": [pieces of abs_b], "changes": [pieces the Drawer added or moved],
-     "removed": [idx], "dialog": key, "condition": ..., "abstain": bool}
+     "removed": [idx], "dialog": key, "condition": ..., "abstain": bool,
+     "history": [the Teller's earlier messages of the dialog]}
+
+For the Teller (``train_agent codraw_neural_teller --data``), ``Corpus.targets`` holds each
+dialog's target (``abs_t``) as the Teller's view has it (:func:`data.target_pieces`) and each
+example's ``history`` the Teller's earlier messages (skipped rounds' messages included); the
+Teller's examples are made from them by ``teller_train.people_examples``.
 
 ``condition`` says what the person did (what validation accuracy is reported by): ``adds``
 (placed one new piece), ``moves`` (changed one piece already drawn), ``several`` (two or more
@@ -35,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.checkpoints import file_sha256
-from games.codraw.neural.data import round_example
+from games.codraw.neural.data import round_example, target_pieces
 from games.codraw.scenes import SceneFormatError, read_codraw_document
 
 FORMATS = ("CoDraw_1_0.json", "codraw")
@@ -53,6 +59,8 @@ class Corpus:
     examples: list[dict] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)          # every key, in file order
     skipped_rounds: int = 0          # no Teller message, or only removals
+    # for the Teller (teller_train.people_examples): each key's target as the Teller's view has it
+    targets: dict[str, list[dict]] = field(default_factory=dict)
 
 
 def detect_format(document: dict) -> str:
@@ -87,18 +95,22 @@ def read_corpus(path: str | Path) -> Corpus:
     corpus = Corpus(str(path), detect_format(document), file_sha256(path))
     for key, entry in document["data"].items():
         corpus.dialogs.append(key)
+        corpus.targets[key] = target_pieces(entry["abs_t"])
+        said: list[str] = []         # the Teller's earlier messages of this dialog
         for round_ in entry.get("dialog") or []:
             text = str(round_.get("msg_t") or "").strip()
             if not text:
                 corpus.skipped_rounds += 1
                 continue
             example = round_example(text, round_.get("abs_b") or "", round_.get("abs_d") or "")
+            history = list(said)
+            said.append(text)
             if example["removed"] and not example["changes"]:
                 corpus.skipped_rounds += 1
                 continue
             condition = condition_of(example)
             corpus.examples.append({**example, "dialog": key, "condition": condition,
-                                    "abstain": condition == "nothing"})
+                                    "abstain": condition == "nothing", "history": history})
     return corpus
 
 
