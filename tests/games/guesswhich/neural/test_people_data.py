@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from agents.checkpoints import file_sha256
+from agents.management.commands.train_agent import Command as TrainAgent
 from agents.model_config import ModelAgentConfig
 from agents.serving.family import LoadedFamily
 from clevr.alice import make_alice
@@ -123,6 +124,18 @@ def test_the_corpus_rebuilds_scenes_from_the_side_file_and_maps_peoples_answers(
     assert len(gw.dialogs) == 1 and len(gw.examples) == 3 and sum(gw.skipped.values()) == 1
     secret = gw_content.generate(77, {"pool_size": 6})
     assert gw.examples[0]["caption"] == secret["caption"]
+    # a scene no seed rebuilds (an imported CLEVR scene) is read through the lookup (the command's: this database)
+    handmade = small_content(4, seed=2)
+    hidden = next(p["scene"] for p in handmade["pool"] if p["id"] == handmade["secret_id"])
+    both = corpus.read_corpus(exported["gw_data"], exported["gw_side"], lookup=lambda match_id: {
+        "scene": hidden, "caption": handmade["caption"]} if match_id == "gw-handmade" else None)
+    assert len(both.dialogs) == 2 and both.skipped == {} and both.examples[-1]["scene"] is hidden
+
+
+@pytest.mark.django_db
+def test_the_commands_lookup_reads_this_databases_matches_only():
+    assert TrainAgent.match_scene("not-a-uuid") is None
+    assert TrainAgent.match_scene("00000000-0000-0000-0000-000000000000") is None
 
 
 @pytest.mark.django_db
