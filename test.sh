@@ -15,8 +15,10 @@ export GT_PSEUDONYM_KEY="${GT_PSEUDONYM_KEY:-test-pseudonym}"
 export GT_TEST_DB_NAME="${GT_TEST_DB_NAME:-test_groundtalk_$$}"
 mkdir -p var
 # The whole suite (no test path given) runs in two phases (docs/testing.md, "In parallel"):
-# 1. every test but the serial ones in TEST_WORKERS pytest-xdist workers (default 2, one per core
-#    of the 2-core machine it was measured on; 0: the whole suite in one process), a test file's
+# 1. every test but the serial ones in TEST_WORKERS pytest-xdist workers (default 3 on the 2-core
+#    machine it was measured on: much of a test's time is waiting on servers, browsers and sockets;
+#    with 3 the cores were busy about 97 % of the phase, docs/testing.md; 0: the whole suite in one
+#    process), a test file's
 #    tests all in one worker (its module fixtures start once), the files in the order
 #    tests/conftest.py gives (slowest first). Each worker has its own test database (pytest-django's
 #    _gwN suffix), Redis database, server and Celery worker;
@@ -24,7 +26,7 @@ mkdir -p var
 #    machine misses) in one process, with the machine to themselves.
 # The exit status is the first failing phase's; an interrupted first phase ends the run. A run of chosen tests (a path, -n, -m or --dist)
 # is one pytest process, as given.
-workers="${TEST_WORKERS:-2}"
+workers="${TEST_WORKERS:-3}"
 parallel=1
 value_of=""   # the option whose value this argument is (-k live: not the folder live/)
 for arg in "$@"; do

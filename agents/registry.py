@@ -72,9 +72,20 @@ def agent_instance(name: str) -> Agent:
 def warm_up(names) -> dict[str, float]:
     """Build the named agents in this process now (:func:`agent_instance`), so that what an agent
     prepares when it is built (the CoDraw nearest-neighbour agents generate their database of
-    dialogs, seconds of CPU) is ready before its first turn rather than inside it. Returns the
-    seconds each took; an agent that fails to build is logged and left to its first turn."""
+    dialogs, seconds of CPU) is ready before its first turn rather than inside it; first their
+    games' ``warm_up`` (colour-science for colour agents). Returns the seconds each took (a game's
+    as ``"game <id>"``); an agent that fails to build is logged and left to its first turn."""
     took: dict[str, float] = {}
+    for game_id in sorted({get_agent_spec(name).game_id for name in names}):
+        game = GAMES[game_id]
+        if game.warm_up:   # what the game imports on first use (games/spec.py ``warm_up``)
+            started = time.monotonic()
+            try:
+                game.resolve(game.warm_up)()
+            except Exception:
+                log.exception("game %s could not be warmed up", game_id)
+                continue
+            took[f"game {game_id}"] = time.monotonic() - started
     for name in names:
         started = time.monotonic()
         try:

@@ -4,7 +4,7 @@ runs in every web process (live/watchdog.py), so it fires even when no worker is
 from celery import shared_task
 
 from agents import services
-from agents.llm.agent import release_after_turn
+from agents.llm.connections import release_after_turn
 
 
 @shared_task(name="agents.agent_take_turn", acks_late=True, ignore_result=True)

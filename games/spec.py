@@ -148,6 +148,12 @@ class GameSpec:
                           show the counts and the raw board.
       ``prewarm``         optional ``"module:function"`` called as ``fn(match, role)`` before the
                           game page renders (e.g. render the images the page will ask for).
+      ``warm_up``         optional ``"module:function"`` called as ``fn()`` by a process that is about to
+                          play the game's rounds (the agent worker, at start-up, for the games of
+                          the agents it serves: agents/registry.py ``warm_up_for_worker``): what the
+                          game imports on first use rather than at import (colour: colour-science,
+                          about 1.5 s of CPU, games/colors/content.py) is then loaded before the first
+                          turn rather than inside it.
       ``urls``            optional module (``".urls"``) whose ``urlpatterns`` the site includes at
                           its root: the game's own endpoints.
       ``demo_batches``    batches ``manage.py gt_demo`` creates so a newcomer can play at once: each
@@ -171,6 +177,7 @@ class GameSpec:
     research_template: str | None = None
     monitor_script: str | None = None
     prewarm: str | None = None
+    warm_up: str | None = None
     urls: str | None = None
     demo_batches: tuple = ()
 

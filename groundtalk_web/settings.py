@@ -89,8 +89,11 @@ CONTENT_SECURITY_POLICY = {"DIRECTIVES": {
     "frame-ancestors": [NONE],      # crowd pages: GT_FRAME_ANCESTORS
 }}
 
+# No "daphne" app: it only replaces ``manage.py runserver`` with an ASGI one, and every Django
+# process paid for it at start (twisted and its reactor, about 0.4 s of CPU; docs/testing.md "Where
+# the time goes"). GroundTalk is served by uvicorn (run.sh); daphne stays a dependency for the relay
+# benchmark's ``--server daphne``.
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

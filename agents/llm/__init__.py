@@ -13,4 +13,6 @@ model is told and what its answer means belong to the game; the endpoint belongs
 ``slots.py``    ``max_concurrency``: calls in flight to one model at one endpoint, counted in Redis
                 across every worker (a process-local count without Redis)
 ``record.py``   :class:`agents.models.AgentCall`, one row per call, and its cost
+``connections.py``  the PostgreSQL connection of a thread whose turn waits on the endpoint, given
+                back (apart from agent.py: agents/tasks.py uses it without importing ``openai``)
 """

@@ -49,11 +49,11 @@ import time
 
 import openai
 from django.conf import settings
-from django.db import connection
 from openai import OpenAI
 
 from agents.base import TurnContext
 from agents.llm import record, slots
+from agents.llm.connections import release_connection
 from agents.llm.record import Call
 from agents.llm.request import body_for, for_record, messages_for, params_of, repair_messages, response_format
 from agents.llm.typing_frames import Pacing, Typing
@@ -67,29 +67,6 @@ BACKOFF_FIRST_S, BACKOFF_MAX_S = 0.5, 8.0
 RETRY_STATUSES = {408, 409, 429}
 NO_KEY = "none"   # what the library sends as the key of an endpoint that needs none
 
-
-
-_network_turn = threading.local()
-
-
-def release_connection() -> None:
-    """Give this thread's PostgreSQL connection back: it is about to wait on the network for
-    seconds, or an LLM turn of this thread has just ended (:func:`release_after_turn`). A worker of
-    128 threads would otherwise hold 128 connections idle; the next query opens one again (a few
-    ms). The benchmark found the connections the limit once the threads were not (docs/bench.md,
-    "Issue 23: LLM agents")."""
-    if connection.vendor == "postgresql" and not connection.in_atomic_block:
-        connection.close()
-        _network_turn.active = True
-
-
-def release_after_turn() -> None:
-    """At the end of an agent task (agents/tasks.py): if the turn waited on an LLM endpoint, the
-    connection it opened again to apply the answer goes back too."""
-    if getattr(_network_turn, "active", False):
-        _network_turn.active = False
-        release_connection()
-        _network_turn.active = False
 
 class LlmError(RuntimeError):
     """No usable answer for this turn; ``fallback_reason`` is what the person is told."""

@@ -18,6 +18,7 @@ SPEC = GameSpec(
     bonus_kinds={"colors_accuracy": BonusKind("colors: cents per correct pick", outcome_key="correct")},
     doc_page="docs/games/colors.md",
     monitor_script="games/colors/monitor.js",
+    warm_up="games.colors.content:warm_up",   # colour-science, imported on first use
     demo_batches=(
         dict(slug="colors-human-human", title="Color game: two people", pairing="human-human", max_wait_s=90,
              on_timeout="agent", agents={"speaker": "colors_lexicon_speaker", "listener": "colors_pragmatic_listener"},

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from matplotlib._color_data import XKCD_COLORS
 from rapidfuzz import fuzz, process
 
 from agents.base import AgentSpec
@@ -88,7 +87,11 @@ def tokenize(text: str) -> list[str]:
 
 @cache
 def lexicon() -> Lexicon:
-    """The XKCD lexicon with CIELAB coordinates, built once per process."""
+    """The XKCD lexicon with CIELAB coordinates, built once per process (the names imported here:
+    matplotlib's package costs every process that imports this module, each Django process, about
+    0.2 s of CPU at start; docs/testing.md "Where the time goes")."""
+    from matplotlib._color_data import XKCD_COLORS
+
     names = tuple(key.removeprefix("xkcd:") for key in XKCD_COLORS)
     tokens = tuple(tuple(tokenize(name)) for name in names)
     n = len(names)

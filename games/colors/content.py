@@ -24,10 +24,10 @@ positions. ``positions[role][i]`` is the 0-based slot where that role sees color
 """
 from __future__ import annotations
 
-import warnings
 import csv
+import functools
+import warnings
 
-import colour
 import numpy as np
 
 # ----------------------------------------------------------------------------------------- constants
@@ -49,14 +49,35 @@ PAIR_NAMES = ("target_distr1", "target_distr2", "distr1_distr2")
 
 
 # ------------------------------------------------------------------------------ color science helpers
+@functools.cache
+def colour_science():
+    """The colour-science package, imported on first use, not at this module's import. Measured
+    reason (docs/testing.md, "Where the time goes"): ``import colour`` loads its plotting package,
+    hence matplotlib.pyplot and scipy.interpolate, about 1.5 s of CPU, and this module is imported
+    by every Django process (the game registry, the batch builder), most of which never compute a
+    colour: each ``manage.py`` command, a server that hosts no colour match, a model worker of
+    another game. A process that plays colour rounds pays it once, at its first colour computation
+    (:func:`warm_up`, called by the agent worker at start-up, pays it before the first turn)."""
+    import colour
+
+    return colour
+
+
+def warm_up() -> None:
+    """Import colour-science now (the game's ``warm_up`` hook, games/spec.py)."""
+    colour_science()
+
+
 def hsl_to_lab(hsl) -> np.ndarray:
     """CIELAB (D65) of HSL colors given as [h 0-360, s 0-100, l 0-100] (any leading shape)."""
     hsl = np.asarray(hsl, dtype=float) / np.array([360.0, 100.0, 100.0])
+    colour = colour_science()
     return colour.XYZ_to_Lab(colour.sRGB_to_XYZ(colour.HSL_to_RGB(hsl)))
 
 
 def hex_to_lab(hex_codes) -> np.ndarray:
     """CIELAB (D65) of sRGB hex codes such as ``"#acc2d9"``."""
+    colour = colour_science()
     rgb = np.array([colour.notation.HEX_to_RGB(code) for code in hex_codes], dtype=float)
     return colour.XYZ_to_Lab(colour.sRGB_to_XYZ(rgb))
 
@@ -65,7 +86,7 @@ def delta_e(lab_a, lab_b) -> np.ndarray:
     """CIEDE2000 distance, broadcast over leading axes."""
     with warnings.catch_warnings():  # colour warns about domain-range scale on some array shapes
         warnings.simplefilter("ignore")
-        return np.asarray(colour.delta_E(lab_a, lab_b, method="CIE 2000"), dtype=float)
+        return np.asarray(colour_science().delta_E(lab_a, lab_b, method="CIE 2000"), dtype=float)
 
 
 def pair_distances(colors_hsl) -> np.ndarray:
@@ -163,7 +184,7 @@ def generate(seed: int, config: dict | None = None) -> dict:
                            "min_distance": params["min_distance"], "metric": "CIEDE2000",
                            "color_space": "HSL -> sRGB -> CIELAB (D65)"},
             "sampling": {key: params[key] for key in ("hue", "saturation", "lightness")},
-            "library": f"colour-science {colour.__version__}",
+            "library": f"colour-science {colour_science().__version__}",
         },
         "rounds": rounds,
     }

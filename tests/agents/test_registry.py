@@ -64,3 +64,16 @@ def test_a_turn_never_waits_for_another_agent_being_built(monkeypatch):
         release.set()
         warming.join(60)
     assert "codraw_nn_drawer" in registry._built
+
+
+def test_a_worker_warms_the_games_of_its_agents_first(monkeypatch):
+    """A colour agent's worker imports colour-science at start-up (the game's ``warm_up``:
+    games/colors/content.py imports it on first use), not inside the first turn."""
+    from games.colors import content
+
+    monkeypatch.setattr(registry, "_built", {})
+    warmed = []
+    monkeypatch.setattr(content, "warm_up", lambda: warmed.append("colors_v1"))
+    took = registry.warm_up(["colors_lexicon_speaker", "codraw_rule_teller"])
+    assert warmed == ["colors_v1"]                       # once, for the colour agent's game only
+    assert list(took)[:1] == ["game colors_v1"] and {"colors_lexicon_speaker", "codraw_rule_teller"} <= set(took)

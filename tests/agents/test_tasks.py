@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from agents.llm.agent import release_after_turn, release_connection
+from agents.llm.connections import release_after_turn, release_connection
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,7 +1,10 @@
 """The web process never imports torch, even with torch model agents configured: the ASGI app,
 every URL's view, the registry with the models file, a seat's record, the watchdog and the
 embedded mode's dispatch (which posts a torch agent's turn to the model server, agents/model_client.py).
-Nor any module of a game's worker-only ``neural`` package, nor scipy.stats (imported on first use)."""
+Nor any module of a game's worker-only ``neural`` package, nor what is imported on first use because
+every Django process paid for it at start (docs/testing.md, "Where the time goes"): scipy.stats (the
+statistics), colour-science with matplotlib (a colour computation), the openai library (an LLM agent
+built) and daphne/twisted (not an app)."""
 from __future__ import annotations
 
 import subprocess
@@ -33,6 +36,10 @@ assert liveness.dead_queues(["model.tiny"]) == ["model.tiny"]   # embedded: no m
 print("torch imported:", "torch" in sys.modules)
 print("neural modules:", sorted(m for m in sys.modules if m.startswith("games.") and ".neural" in m))
 print("scipy.stats imported:", "scipy.stats" in sys.modules)
+print("first-use modules:", sorted(m for m in ("colour", "matplotlib", "openai", "daphne", "twisted") if m in sys.modules))
+from games.colors import content
+content.generate(1, {"rounds": 3})               # a colour match's rounds: colour-science now
+print("after a colour match:", sorted(m for m in ("colour",) if m in sys.modules))
 """
 
 
@@ -48,3 +55,7 @@ def test_the_web_process_does_not_import_torch(tmp_path):
     # nor scipy.stats (about 1.3 s of CPU at every Django process's start), imported on first use
     # by the statistics (games/stats.py, research/arms.py, clevr/metrics.py)
     assert "scipy.stats imported: False" in done.stdout, done.stdout
+    # nor colour-science (matplotlib, scipy.interpolate: about 1.5 s), openai (about 0.7 s), daphne
+    # (twisted: about 0.4 s), until a colour computation or an LLM agent needs them
+    assert "first-use modules: []" in done.stdout, done.stdout
+    assert "after a colour match: ['colour']" in done.stdout, done.stdout
