@@ -71,7 +71,6 @@ PY = mb.PY
 LLM_AGENT = "bench_llm_listener"
 LLM_QUEUE = f"agent.{LLM_AGENT}"
 MODEL = "standin-1"
-TEMPLATE_PREFIX = "groundtalk_bench_tpl_"
 log = mb.log
 
 
@@ -79,37 +78,6 @@ def worker_default_threads(max_concurrency: int) -> int:
     """The threads ``agent_worker`` starts for the one LLM agent of this benchmark (its
     ``default_threads``: the endpoint's ``max_concurrency``, 32 to 256), read without Django."""
     return min(256, max(32, max_concurrency or 256))
-
-
-def migrated_database(env: dict, name: str) -> None:
-    """``name`` created afresh as a copy of a migrated template (``groundtalk_bench_tpl_<hash of
-    the migrations>``, made once and kept, shared by every run and the smoke test: a copy takes a
-    second where migrating takes tens)."""
-    import hashlib
-
-    import psycopg
-
-    digest = hashlib.sha256()
-    for path in sorted(ROOT.glob("*/migrations/*.py")):
-        digest.update(path.name.encode() + path.read_bytes())
-    template = f"{TEMPLATE_PREFIX}{digest.hexdigest()[:10]}"
-    conn = psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres")
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute("SELECT pg_advisory_lock(hashtext(%s))", [template])   # one run makes the template
-        try:
-            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
-            if cur.fetchone() is None:
-                cur.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [TEMPLATE_PREFIX.replace("_", "\\_") + "%"])
-                for (old,) in cur.fetchall():   # templates of earlier migrations
-                    cur.execute(f'DROP DATABASE IF EXISTS "{old}" WITH (FORCE)')
-                log(f"database {template}: create and migrate (once)")
-                mb.reset_database({**env, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{template}"}, template)
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            cur.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-        finally:
-            cur.execute("SELECT pg_advisory_unlock(hashtext(%s))", [template])
-    conn.close()
 
 
 def llm_toml(base_url: str, max_concurrency: int, timeout_s: float) -> str:
@@ -552,7 +520,7 @@ def main() -> None:
     if args.fresh_db:
         mb.reset_database(env, args.db_name)
     else:
-        migrated_database(env, args.db_name)
+        mb.migrated_database(env, args.db_name)
     subprocess.run(["redis-cli", "-u", args.redis_url, "flushdb"], check=False, capture_output=True)
     os.environ.update(env)
     for name in ("GT_MODELS_FILE", "GT_AGENT_TIMEOUT_S", "GT_AGENT_MODE"):

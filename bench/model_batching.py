@@ -6,7 +6,8 @@
 The model is the neural literal listener from the committed checkpoint
 (``models/colors/colors_neural_listener.pt``, ``games.colors.neural.agents:NeuralLiteralListener``),
 declared in a models file of this script's own (``GT_MODELS_FILE``) and served by a real
-``manage.py model_worker`` process (its own process, CPU torch, on PostgreSQL and Redis). For each
+``manage.py model_worker`` process (its own process, CPU torch, on PostgreSQL and Redis; the
+database a copy of a migrated template kept between runs, ``--fresh-db`` migrates afresh). For each
 configuration (``--batch-sizes``: 64 = batching on with ``--wait-ms``; 1 = batching off) the worker is
 started afresh, waits for its warm-up, and then each N of ``--matches`` is run for ``--duration`` s.
 
@@ -57,6 +58,7 @@ PY = sys.executable
 CHECKPOINT = ROOT / "models" / "colors" / "colors_neural_listener.pt"
 FAMILY_KEY = "bench_l0"
 AGENT = "bench_neural_listener"
+TEMPLATE_PREFIX = "groundtalk_bench_tpl_"   # migrated templates (migrated_database), shared with llm_agents.py
 TEXTS = ["the light blue one", "dark green", "kind of teal", "the darker one", "bright red", "not blue",
          "pale pink", "the greyish one", "purple", "orange"]
 
@@ -103,6 +105,37 @@ def drop_database(name: str) -> None:
     conn.autocommit = True
     with conn.cursor() as cur:
         cur.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    conn.close()
+
+
+def migrated_database(env: dict, name: str) -> None:
+    """``name`` created afresh as a copy of a migrated template (``groundtalk_bench_tpl_<hash of
+    the migrations>``, made once and kept, shared by every run of this script, bench/llm_agents.py
+    and bench/relay.py and their smoke tests: a copy takes a second where migrating takes tens)."""
+    import hashlib
+
+    import psycopg
+
+    digest = hashlib.sha256()
+    for path in sorted(ROOT.glob("*/migrations/*.py")):
+        digest.update(path.name.encode() + path.read_bytes())
+    template = f"{TEMPLATE_PREFIX}{digest.hexdigest()[:10]}"
+    conn = psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres")
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute("SELECT pg_advisory_lock(hashtext(%s))", [template])   # one run makes the template
+        try:
+            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
+            if cur.fetchone() is None:
+                cur.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [TEMPLATE_PREFIX.replace("_", "\\_") + "%"])
+                for (old,) in cur.fetchall():   # templates of earlier migrations
+                    cur.execute(f'DROP DATABASE IF EXISTS "{old}" WITH (FORCE)')
+                log(f"database {template}: create and migrate (once)")
+                reset_database({**env, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{template}"}, template)
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            cur.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        finally:
+            cur.execute("SELECT pg_advisory_unlock(hashtext(%s))", [template])
     conn.close()
 
 
@@ -609,6 +642,8 @@ def main() -> None:
     p.add_argument("--db-name", default="groundtalk_bench_model")
     p.add_argument("--redis-url", default="redis://127.0.0.1:6379/2")
     p.add_argument("--keep-db", action="store_true")
+    p.add_argument("--fresh-db", action="store_true", help="migrate the database afresh instead of copying the "
+                                                           "migrated template")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "model_batching.json")
     p.add_argument("--plot", type=Path, default=None, help="a PNG of throughput and latency")
     p.add_argument("--markdown", action="store_true", help="print the docs/bench.md table")
@@ -644,8 +679,11 @@ def main() -> None:
            "GT_PSEUDONYM_KEY": secrets.token_urlsafe(50), "DEBUG": "0", "LOG_LEVEL": "WARNING",
            "DJANGO_SETTINGS_MODULE": "groundtalk_web.settings"}
     env.pop("GT_MODELS_FILE", None)
-    log(f"database {args.db_name}: reset and migrate")
-    reset_database(env, args.db_name)
+    log(f"database {args.db_name}: {'reset and migrate' if args.fresh_db else 'a copy of the migrated template'}")
+    if args.fresh_db:
+        reset_database(env, args.db_name)
+    else:
+        migrated_database(env, args.db_name)
     subprocess.run(["redis-cli", "-u", args.redis_url, "flushdb"], check=False, capture_output=True)
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))

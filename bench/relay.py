@@ -8,7 +8,8 @@ One run = one or more *targets*, each measured with the same bot code, the same 
 * ``groundtalk``: uvicorn (or daphne) serving ``groundtalk_web.asgi:application`` on
   ``--server-workers`` processes (one port each; a player's port is picked round-robin, so with two
   workers the two players of a match sit on different processes and every event crosses Redis),
-  PostgreSQL database ``groundtalk_bench`` (dropped, created and migrated by this script), Redis db 2,
+  PostgreSQL database ``groundtalk_bench`` (dropped and created by this script as a copy of a
+  migrated template, or migrated afresh with ``--fresh-db``), Redis db 2,
   the project's channel layer (channels_redis's pub/sub layer);
 * ``bare``: ``bench/bare_relay.py`` on as many processes, pairs kept within one process, no
   persistence (``--baseline``, on by default; ``--no-baseline`` skips it, ``--only-baseline`` runs
@@ -72,9 +73,16 @@ def pg_admin():
     return conn
 
 
-def reset_database(env: dict) -> float:
-    """Drop, create and migrate the benchmark database; returns seconds taken."""
+def reset_database(env: dict, fresh: bool = True) -> float:
+    """Drop, create and migrate the benchmark database (``fresh``, ``--fresh-db``), or drop it and
+    create it as a copy of the migrated template (bench/model_batching.py's ``migrated_database``,
+    shared with its runs and the smoke tests); returns seconds taken."""
     started = time.monotonic()
+    if not fresh:
+        from model_batching import migrated_database
+
+        migrated_database(env, DB_NAME)
+        return time.monotonic() - started
     conn = pg_admin()
     with conn.cursor() as cur:
         cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [DB_NAME])
@@ -676,7 +684,7 @@ def run_target(args, target: str) -> dict:
         kind = "bare"
         setup = {}
     else:
-        setup = {"migrate_s": round(reset_database(env), 1)}
+        setup = {"migrate_s": round(reset_database(env, fresh=args.fresh_db), 1)}
         flush_redis(redis_url)
         started = time.monotonic()
         matches_file = OUT / f"matches-{label}.json"
@@ -798,6 +806,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8101)
     parser.add_argument("--bare-port", type=int, default=8201)
     parser.add_argument("--db-url", default=f"postgres://postgres@127.0.0.1:5432/{DB_NAME}")
+    parser.add_argument("--fresh-db", action="store_true", help="migrate the database afresh instead of copying the "
+                                                               "migrated template (bench/model_batching.py)")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/2")
     parser.add_argument("--label", default="")
     parser.add_argument("--out", default="", help="JSON results file (default bench/out/<label>.json)")

@@ -25,7 +25,7 @@ def test_llm_agents_benchmark_runs_and_measures_the_overhead_and_the_endpoint(tm
     db_name = f"groundtalk_bench_llm_ci{os.getpid()}"
     proc = subprocess.run(
         [sys.executable, "bench/llm_agents.py", "--no-torch", "--matches", "3", "--max-concurrency", "2",
-         "--latency-s", "0.3", "--duration", "2", "--warmup", "0.5", "--rounds", "3", "--bot-threads", "2",
+         "--latency-s", "0.3", "--duration", "2", "--warmup", "0.5", "--rounds", "3", "--bot-threads", "2", "--poll-ms", "40",
          "--db-name", db_name, "--redis-url", settings.REDIS_URL, "--out", str(out), "--plot", str(plot)],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -23,8 +23,9 @@ def test_model_batching_benchmark_runs_both_configurations(tmp_path):
     out, plot = tmp_path / "smoke.json", tmp_path / "smoke.png"
     db_name = f"groundtalk_bench_model_ci{os.getpid()}"
     proc = subprocess.run(
-        [sys.executable, "bench/model_batching.py", "--matches", "1,3", "--batch-sizes", "4,1", "--duration", "4",
-         "--warmup", "0.5", "--rounds", "3", "--bot-threads", "2", "--db-name", db_name,
+        [sys.executable, "bench/model_batching.py", "--matches", "1,3", "--batch-sizes", "4,1", "--duration", "3",
+         "--warmup", "0.5", "--rounds", "3", "--bot-threads", "2", "--poll-ms", "40", "--model-repeats", "3",
+         "--db-name", db_name,
          "--redis-url", settings.REDIS_URL, "--out", str(out), "--plot", str(plot)],
         cwd=ROOT, capture_output=True, text=True, timeout=400)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -42,7 +42,7 @@ def test_relay_benchmark_runs_both_targets_and_accounts_for_every_action(tmp_pat
     base = free_ports(4)
     db_url = f"postgres://postgres@127.0.0.1:5432/groundtalk_bench_ci{os.getpid()}"
     proc = subprocess.run(
-        [sys.executable, "bench/relay.py", "--pairs", "4", "--duration", "6", "--mode", "human", "--interval", "0.5",
+        [sys.executable, "bench/relay.py", "--pairs", "4", "--duration", "3", "--mode", "human", "--interval", "0.5",
          "--drain", "10", "--wait-quiet", "0", "--port", str(base), "--bare-port", str(base + 2),
          "--db-url", db_url, "--redis-url", "redis://127.0.0.1:6379/3", "--label", "ci-smoke", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=240)
