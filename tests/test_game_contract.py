@@ -124,23 +124,24 @@ def test_llm_roles_keep_the_contract(game_id):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("game_id", GAME_IDS)
 def test_leak_audit_through_the_socket_and_http(game_id, live_server_url, record_property):
-    """The leak audit (tests/support/leak_audit.py): for every role, matches through the real server with
-    this seat random and the other its agent; every frame and page checked against the values
-    the game declares hidden. The coverage (frames per role and kind) is printed for the report."""
+    """The leak audit (tests/support/leak_audit.py): for every role, a match through the real server
+    with this seat random and the other its agent, each role's match on a seed (content) of its own;
+    both seats' frames and pages are checked in every match against the values the game declares
+    hidden, so every role is audited on every seed, once as the random seat and once as the agent's.
+    The coverage (frames per role and kind) is printed for the report."""
     rules = GAMES[game_id].rules
     problems, coverage = [], {}
-    for random_role in rules.ROLES:
-        for seed in (1, 2):
-            result = leak_audit.audit_match(live_server_url, game_id, random_role, seed)
-            assert result.finished, f"{game_id}: the audited match with a random {random_role} did not end"
-            problems += result.leaks
-            for role, log in result.seats.items():
-                entry = coverage.setdefault(role, Counter())
-                entry.update(log.kinds())
-                entry["pages"] += len(log.pages)
-                entry["end_pages"] += log.end_pages
-                entry["images"] += len(log.image_headers)
-            coverage.setdefault("_states", Counter())["checked"] += result.states_checked
+    for seed, random_role in enumerate(rules.ROLES, start=1):
+        result = leak_audit.audit_match(live_server_url, game_id, random_role, seed)
+        assert result.finished, f"{game_id}: the audited match with a random {random_role} did not end"
+        problems += result.leaks
+        for role, log in result.seats.items():
+            entry = coverage.setdefault(role, Counter())
+            entry.update(log.kinds())
+            entry["pages"] += len(log.pages)
+            entry["end_pages"] += log.end_pages
+            entry["images"] += len(log.image_headers)
+        coverage.setdefault("_states", Counter())["checked"] += result.states_checked
     print(f"\nleak audit coverage {game_id}: " + json.dumps({r: dict(c) for r, c in coverage.items()}))
     record_property("leak_audit_coverage", json.dumps({r: dict(c) for r, c in coverage.items()}))
     assert not problems, "\n".join(problems[:30])

@@ -134,7 +134,7 @@ def test_a_made_up_worker_id_that_entered_first_is_caught_before_pay(mturk_rec):
     forged.refresh_from_db()
     assert forged.verification == verify.REFUSED and "another worker" in forged.verify_note
     assert "ApproveAssignment" not in mturk_rec.ops()
-    staff = User.objects.create_superuser("lab", "lab@example.org", "pw")
+    staff = User.objects.create_superuser("lab", "lab@example.org", None)   # force_login: no hash to make
     c = Client()
     c.force_login(staff)
     assert fake in c.get("/admin/crowd/participant/?verification=refused").content.decode()
@@ -518,7 +518,7 @@ def test_the_review_page_lists_what_the_platforms_hold_that_no_finished_particip
     assert "no participant" in rows[never].why and rows[never].worker_id == stranger
     assert "no participant" in rows[awaiting].why and rows[awaiting].status == "AWAITING REVIEW"
     assert any(u.platform == "prolific" and "not finished" in u.why for u in report.rows)
-    staff = User.objects.create_superuser("boss", "boss@example.org", "pw")
+    staff = User.objects.create_superuser("boss", "boss@example.org", None)   # force_login: no hash to make
     c = Client()
     c.force_login(staff)
     page = c.get(f"/research/batches/{b.slug}/review/").content.decode()
@@ -579,7 +579,7 @@ def test_the_admin_lists_and_filters_participants_by_verification(mturk_rec):
     mturk_rec.down = True
     w = mturk_worker()
     assert Client().get(mturk_url(b, w, "3ANY0000000000000000000000002", hit)).status_code == 302
-    staff = User.objects.create_superuser("root", "root@example.org", "pw")
+    staff = User.objects.create_superuser("root", "root@example.org", None)   # force_login: no hash to make
     c = Client()
     c.force_login(staff)
     page = c.get("/admin/crowd/participant/?verification=unverified")

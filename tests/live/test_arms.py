@@ -1,5 +1,5 @@
 """A batch's arms (issue 24, live/arms.py): the checks and their messages, blocked randomisation
-and its balance, 200 seatings at once from two processes, a restart, the Latin squares, within
+and its balance, seatings at once from two processes, a restart, the Latin squares, within
 subjects, and blind arms (human-human beside human-agent) that look the same to the person."""
 from __future__ import annotations
 
@@ -143,6 +143,8 @@ import django, sys
 django.setup()
 from crowd import lobby
 ids = [int(x) for x in sys.argv[1].split(",")]
+print("ready", flush=True)
+sys.stdin.readline()   # the go: both processes seat at once, whichever started faster
 pending = list(ids)
 for _ in range(50):
     pending = [pid for pid in pending if not lobby.lobby_poll(participant_id=pid).match_id]
@@ -153,33 +155,50 @@ print(len(pending))
 
 
 def run_pollers(groups) -> None:
+    """One process per group of people, each polling the lobby for its people; every process is
+    started and set up before any seats anyone, so their seatings overlap."""
     env = {**child_env(), "DJANGO_SETTINGS_MODULE": "groundtalk_web.settings"}
     procs = [subprocess.Popen([sys.executable, "-c", POLLER, ",".join(str(p.pk) for p in group)],
-                              cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True) for group in groups]
-    outs = [p.communicate(timeout=120)[0].strip() for p in procs]
+                              cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+             for group in groups]
+    try:
+        assert [p.stdout.readline().strip() for p in procs] == ["ready"] * len(groups)
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        outs = [p.communicate(timeout=120)[0].strip() for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     assert all(p.returncode == 0 for p in procs) and outs == ["0"] * len(groups), outs
 
 
+SEATINGS = 60   # a multiple of the block (weights 2 and 1): the arms balance exactly
+
+
 @pytest.mark.django_db(transaction=True)
-def test_200_seatings_from_two_processes_balance_exactly_and_survive_a_restart():
+def test_seatings_from_two_processes_at_once_balance_exactly_and_survive_a_restart():
     spec = get_game("colors_v1")   # one stored stimulus: no colour science per seating, the seating alone is timed
     content = Content.objects.create(game_id="colors_v1", key="arms",
                                      data=spec.content.generate(1, {**spec.default_config, "rounds": 3}))
     b = two_arms(content_pool=[content.pk])
-    people = [participant(b, f"p{i}") for i in range(201)]
-    run_pollers([people[:200:2], people[1:200:2]])   # two server processes, interleaved arrivals
+    n = SEATINGS
+    people = [participant(b, f"p{i}") for i in range(n + 1)]
+    run_pollers([people[:n:2], people[1:n:2]])   # two server processes at once, interleaved arrivals
     matches = list(Match.objects.filter(batch=b).order_by("assignment__index"))
-    assert len(matches) == 200 and Seat.objects.filter(match__batch=b, kind="human").count() == 200
-    assert [m.assignment["index"] for m in matches] == list(range(200))   # no slot drawn twice
-    expected = [["literal", "pragmatic"][arms.slot(b.arm_seed, i, [2, 1])[0]] for i in range(200)]
+    assert len(matches) == n and Seat.objects.filter(match__batch=b, kind="human").count() == n
+    assert [m.assignment["index"] for m in matches] == list(range(n))   # no slot drawn twice
+    expected = [["literal", "pragmatic"][arms.slot(b.arm_seed, i, [2, 1])[0]] for i in range(n)]
     assert [m.arm for m in matches] == expected
-    counts = Counter(m.arm for m in matches)
-    assert abs(counts["literal"] - 200 * 2 / 3) <= 2 and abs(counts["pragmatic"] - 200 / 3) <= 1
-    # "a restart": a new process goes on from the counter row in PostgreSQL, slot 200
-    run_pollers([people[200:]])
-    last = Match.objects.get(batch=b, seats__participant=people[200])
-    assert last.assignment["index"] == 200
-    assert last.arm == ["literal", "pragmatic"][arms.slot(b.arm_seed, 200, [2, 1])[0]]
+    assert Counter(m.arm for m in matches) == {"literal": n * 2 // 3, "pragmatic": n // 3}
+    # "a restart": a process that seated none of them (this one, as a server started afresh would)
+    # goes on from the counter row in PostgreSQL, slot n
+    assert any(lobby.lobby_poll(participant_id=people[n].pk).match_id for _ in range(50))
+    last = Match.objects.get(batch=b, seats__participant=people[n])
+    assert last.assignment["index"] == n
+    assert last.arm == ["literal", "pragmatic"][arms.slot(b.arm_seed, n, [2, 1])[0]]
 
 
 def test_within_subjects_orders_are_latin_square_rows():

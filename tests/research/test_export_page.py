@@ -2,6 +2,7 @@
 format streams a parseable file, finished matches by default (never active ones unless asked)."""
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
@@ -22,9 +23,24 @@ pytestmark = pytest.mark.django_db(transaction=True)   # the stream's writer rea
 URL = "/research/export/"
 
 
+_POOLS: dict = {}
+
+
+def guesswhich_content(config: dict, seed: int) -> dict:
+    """A GuessWhich match's content (its pool of scenes: about 0.6 s of CPU, and the ``matches``
+    fixture makes two for every test that takes it), generated once per module as match_create
+    would, a copy each time."""
+    key = (json.dumps(config, sort_keys=True), seed)
+    if key not in _POOLS:
+        spec = GAMES["guesswhich_v1"]
+        _POOLS[key] = spec.content.generate(seed, {**spec.default_config, **config})
+    return copy.deepcopy(_POOLS[key])
+
+
 def human_match(game_id: str, roles, config: dict, seed: int = 3) -> Match:
     seats = {role: SeatSpec(Seat.Kind.HUMAN) for role in roles}
-    return match_create(game_id=game_id, seats=seats, seed=seed, config=config)
+    content = guesswhich_content(config, seed) if game_id == "guesswhich_v1" else None
+    return match_create(game_id=game_id, seats=seats, seed=seed, config=config, content=content)
 
 
 def set_status(match: Match, status: str) -> Match:
@@ -63,7 +79,7 @@ def matches():
 
 @pytest.fixture
 def staff(client):
-    user = staff_user("staff", "pw")
+    user = staff_user("staff", None)   # force_login: no password to hash (0.2 s of CPU a test)
     client.force_login(user)
     return client
 
@@ -202,7 +218,7 @@ async def test_asgi_streams_asynchronously(async_client, matches):
     """Under ASGI the response is an async iterator (a sync one would be read whole before sending)."""
     from asgiref.sync import sync_to_async
 
-    user = await sync_to_async(staff_user)("astaff", "pw")
+    user = await sync_to_async(staff_user)("astaff", None)
     await async_client.aforce_login(user)
     response = await async_client.get(URL, {"format": "guesswhich", "batch": "all", "status": "all"})
     assert response.status_code == 200 and response.is_async
