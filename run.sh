@@ -9,31 +9,42 @@
 #                  GT_DEMO=1 also opens their demo links, only with a loopback HOST and only from this machine
 #   GT_DEMO_ADMIN  create the staff account admin/admin (embedded only; default 1)
 # The server is not started on a public address (HOST other than loopback) while DEBUG is on or
-# admin/admin exists, unless GT_ALLOW_PUBLIC_DEMO=1 (manage.py gt_listen_check; docs/crowd.md).
+# admin/admin exists (or this run's demo would create it), unless GT_ALLOW_PUBLIC_DEMO=1: checked
+# first, before migrating (manage.py prepare_run, gt_listen_check's check; docs/crowd.md).
 set -euo pipefail
 cd "$(dirname "$0")"
 export HOST="${HOST:-127.0.0.1}"   # the server reads it too: demo links open on the full stack only on loopback
 source scripts/setup.sh
 mkdir -p var
-.venv/bin/python manage.py migrate --noinput -v0
 full_stack=""
 if [ -n "${DATABASE_URL:-}" ] && [ -n "${REDIS_URL:-}" ]; then full_stack=1; fi
+prepare=(--host "${HOST}")
 if [ "${GT_DEMO:-$([ -z "$full_stack" ] && echo 1 || echo 0)}" = 1 ]; then
-  if [ -z "$full_stack" ] && [ "${GT_DEMO_ADMIN:-1}" = 1 ]; then
-    .venv/bin/python manage.py gt_demo --admin
-  else
-    .venv/bin/python manage.py gt_demo
-  fi
+  prepare+=(--demo)
+  if [ -z "$full_stack" ] && [ "${GT_DEMO_ADMIN:-1}" = 1 ]; then prepare+=(--admin); fi
 fi
-.venv/bin/python manage.py gt_listen_check --host "${HOST}"
-# The torch agents of the models file (models/models.toml or GT_MODELS_FILE): their family keys,
-# served only where torch is installed (the `models` extra).
-families=""
-if .venv/bin/python -c "import torch" >/dev/null 2>&1; then
-  families="$(.venv/bin/python manage.py model_families)"
-elif [ -n "$(.venv/bin/python manage.py model_families)" ]; then
-  echo "the models file has torch agents but torch is not installed (pip install -e '.[models]'):" \
-       "their batches show as 'cannot run'"
+# One Django process prepares it all (manage.py prepare_run): the listen check (before any table
+# is made), migrate, the demo batches (manage.py gt_demo [--admin]), then lines this script reads
+# (no eval): torch=1 when torch is installed (the `models` extra), and the torch agents' family keys
+# of the models file (models/models.toml or GT_MODELS_FILE; manage.py model_families [--device ...]).
+prepared="$(.venv/bin/python manage.py prepare_run "${prepare[@]}")" || { status=$?; printf '%s\n' "$prepared"; exit "$status"; }
+torch=0; families=""; cpu_families=""; gpu_families=""
+while IFS= read -r line; do
+  case "$line" in
+    torch=*) torch="${line#torch=}" ;;
+    families=*) families="${line#families=}" ;;
+    cpu_families=*) cpu_families="${line#cpu_families=}" ;;
+    gpu_families=*) gpu_families="${line#gpu_families=}" ;;
+    "") ;;
+    *) printf '%s\n' "$line" ;;   # what migrate and the demo said
+  esac
+done <<< "$prepared"
+if [ "$torch" != 1 ]; then   # the torch families are served only where torch is installed
+  if [ -n "$families" ]; then
+    echo "the models file has torch agents but torch is not installed (pip install -e '.[models]'):" \
+         "their batches show as 'cannot run'"
+  fi
+  families=""; cpu_families=""; gpu_families=""
 fi
 # Every process started here is supervised (restarted when it exits unasked: the commands' own
 # supervisors) and stopped when this script exits.
@@ -52,13 +63,12 @@ if [ -n "$full_stack" ]; then
   .venv/bin/python manage.py agent_worker --concurrency 4 > var/worker.log 2>&1 &
   pids+=($!)
   if [ -n "$families" ]; then   # the batched model workers (docs/agents.md, "The model worker")
-    cpu_families="$(.venv/bin/python manage.py model_families --device cpu)"
     if [ -n "$cpu_families" ]; then   # the CPU families: one process, a thread each
       echo "model workers for families $(echo $cpu_families | tr ' ' ','): one process (log: var/model-workers.log)"
       .venv/bin/python manage.py model_workers --device cpu > var/model-workers.log 2>&1 &
       pids+=($!)
     fi
-    for family in $(.venv/bin/python manage.py model_families --device gpu); do   # a process per GPU family
+    for family in $gpu_families; do   # a process per GPU family
       echo "model worker for family $family (log: var/model-worker-$family.log)"
       .venv/bin/python manage.py model_worker --family "$family" > "var/model-worker-$family.log" 2>&1 &
       pids+=($!)

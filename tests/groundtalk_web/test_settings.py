@@ -1,16 +1,18 @@
 """Production safety (issue 11, item 4): the keys a full stack refuses to start without, the HTTPS
 settings behind a proxy (``manage.py check --deploy`` clean), and the embedded demo that will not
-listen on a public address while DEBUG is on or admin/admin exists (``manage.py gt_listen_check``,
-called by run.sh)."""
+listen on a public address while DEBUG is on or admin/admin exists (``manage.py gt_listen_check``;
+run.sh makes its check first, before migrating, in ``manage.py prepare_run``)."""
 from __future__ import annotations
 
 import os
 import secrets
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -186,15 +188,24 @@ def run_sh(tmp_path, **env) -> subprocess.Popen:
 
 def test_run_sh_embedded_will_not_serve_the_demo_on_a_public_address(tmp_path):
     """The embedded demo as a newcomer starts it, with HOST=0.0.0.0: refused before the server
-    starts; with GT_ALLOW_PUBLIC_DEMO=1 it serves."""
+    starts, and before anything is made (run.sh's ``manage.py prepare_run`` checks first: the
+    admin/admin its demo would create counts); with GT_ALLOW_PUBLIC_DEMO=1 it serves."""
     port = free_port()
     proc = run_sh(tmp_path, HOST="0.0.0.0", PORT=str(port))
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode != 0, out
     assert "refusing to listen on 0.0.0.0" in out and "admin/admin exists" in out, out
-    assert "GroundTalk on http" not in out
+    assert "GroundTalk on http" not in out and "created batch" not in out, out
+    database = tmp_path / "demo.sqlite3"
+    if database.exists():   # opened to look for the users table, at most
+        with closing(sqlite3.connect(database)) as db:
+            assert db.execute("SELECT name FROM sqlite_master").fetchall() == []
 
-    proc = run_sh(tmp_path, HOST="0.0.0.0", PORT=str(port), GT_ALLOW_PUBLIC_DEMO="1")
+    # Served, with a models file without torch agents: the check is the test's, not the model
+    # server's (which would import torch and load every family while the test waits for the port).
+    (tmp_path / "models.toml").write_text("")
+    proc = run_sh(tmp_path, HOST="0.0.0.0", PORT=str(port), GT_ALLOW_PUBLIC_DEMO="1",
+                  GT_MODELS_FILE=str(tmp_path / "models.toml"))
     try:
         deadline = time.time() + 120
         while time.time() < deadline and proc.poll() is None:
@@ -206,4 +217,5 @@ def test_run_sh_embedded_will_not_serve_the_demo_on_a_public_address(tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         out, _ = proc.communicate(timeout=30)
-    assert "warning: serving on 0.0.0.0" in out, out
+    assert "warning: serving on 0.0.0.0" in out and "admin/admin exists" in out, out
+    assert "created staff account admin / admin" in out and "model server" not in out, out
