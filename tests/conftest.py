@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from xdist.scheduler import LoadFileScheduling
 
 from tests.tiny_models import small_alice, tiny_listener, tiny_speaker  # noqa: F401 (session fixtures)
 
@@ -249,6 +250,36 @@ SLOW_FIRST = ("tests/bench/test_model_batching.py", "tests/games/codraw/neural/"
               "tests/research/test_simulate.py", "tests/clevr/test_qbot.py", "tests/test_game_contract.py",
               "tests/games/shapes/", "tests/games/codraw/test_agents_teller_words.py", "tests/games/test_actions.py",
               "tests/crowd/test_presence.py", "tests/crowd/test_staff.py", "tests/clevr/test_embedding.py")
+
+
+# Test files that share a session fixture too costly to start twice run on ONE xdist worker: each
+# group is one work unit of ``--dist loadfile`` (SameWorkerScheduling), placed where its first file
+# comes in the order above. "neural-stack": the neural browser tests' model process and server
+# (tests/browser/model_stack.py, started once per worker that runs them).
+SAME_WORKER = {
+    "neural-stack": ("tests/browser/colors/test_neural_agent_browser.py",
+                     "tests/browser/codraw/test_codraw_neural_drawer_browser.py",
+                     "tests/browser/codraw/test_codraw_neural_teller_browser.py",
+                     "tests/browser/guesswhich/test_guesswhich_neural_alice_browser.py",
+                     "tests/browser/guesswhich/test_guesswhich_neural_qbot_browser.py"),
+}
+
+
+class SameWorkerScheduling(LoadFileScheduling):
+    """xdist's ``--dist loadfile`` (a file's tests on one worker, the units in collection order
+    with ``--no-loadscope-reorder``), with each ``SAME_WORKER`` group's files as one unit."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        path = super()._split_scope(nodeid)
+        return next((group for group, files in SAME_WORKER.items() if path in files), path)
+
+
+@pytest.hookimpl(optionalhook=True)   # xdist's hook: unknown with ``-p no:xdist``
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` keeps each ``SAME_WORKER`` group on one worker; other modes are xdist's."""
+    if config.getvalue("dist") == "loadfile":
+        return SameWorkerScheduling(config, log)
+    return None
 
 
 # Tests that need the machine to themselves: ./test.sh runs them in a phase of their own, in one

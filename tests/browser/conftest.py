@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.model_stack import shared_model_stack
+
 CHROMIUM = os.environ.get("GT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--disable-quic", "--no-first-run"]
@@ -30,3 +32,12 @@ def browser():
         b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="session")
+def model_stack(request, django_db_setup, django_db_blocker, tmp_path_factory):
+    """The neural browser tests' one model process and server (tests/browser/model_stack.py),
+    started by the first test that asks for it and stopped after the session's last test of it
+    (or at the session's end)."""
+    with shared_model_stack(request, tmp_path_factory.mktemp("model-stack")) as stack:
+        yield stack

@@ -1,9 +1,15 @@
-"""The stack a person plays a model agent on in the browser tests: a models file of the test's own
-naming the agent (this process, the web server and the worker all read it, ``GT_MODELS_FILE``), a
-real ``manage.py model_worker`` process for its family (with its timings log), warmed up before the
-test starts (its queue heartbeats only then), and uvicorn on the test database. Also what those
-tests share: the watched page (:func:`watched_page`), entering a batch and being paired
-(:func:`enter_paired`). The small neural ALICE they play is the session's (tests/tiny_models.py)."""
+"""The stack a person plays a model agent on in the browser tests, one per test run for every
+neural browser test (``STACK_AGENTS``): a models file naming their agents (the web server and the
+model process read it, and so does this process during each test, ``GT_MODELS_FILE``), ONE real
+``manage.py model_workers`` process serving all their families (agents/serving/group.py: a thread
+each, each family's timings log ``<timings>.<family_key>``), warmed up before the first test starts
+(each queue heartbeats only then), and one uvicorn server on the test database. Started by the
+first test that asks for it (the session fixture ``model_stack``, tests/browser/conftest.py) and
+stopped after the last of the session's stack tests (or at the session's end); its files run on
+one xdist worker (``SAME_WORKER`` in tests/conftest.py). It serves the families of the stack's
+tests this session runs: a file run alone starts only its own. Also what those tests share: the watched page (:func:`watched_page`),
+entering a batch and being paired (:func:`enter_paired`). The small neural ALICE two of them play
+is the session's (tests/tiny_models.py)."""
 from __future__ import annotations
 
 import json
@@ -11,17 +17,60 @@ import subprocess
 import sys
 import textwrap
 import time
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 import pytest
 from django.conf import settings
 
 from agents import liveness, registry
-from tests.conftest import ROOT, child_env, running_server
+from tests.conftest import ROOT, SAME_WORKER, child_env, running_server, var_log
 from tests.support.factories import lab_url
 
 SHOTS = ROOT / "var" / "screenshots"
+GROUP = "neural-stack"     # SAME_WORKER's name for the stack's test files
+
+
+@dataclass(frozen=True)
+class StackAgent:
+    """One agent of the stack: the test file that plays it and its ``[[agent]]`` table's values;
+    ``checkpoint`` None: the session's small neural ALICE."""
+    file: str
+    name: str
+    game_id: str
+    role: str
+    family: str
+    checkpoint: Path | None
+    fallback: str
+    version: str
+
+
+# family_key: the agent. Each test asserts its checkpoint (sha256), version and family on the seat.
+STACK_AGENTS = {
+    "colors_neural_l0_browser": StackAgent(
+        "tests/browser/colors/test_neural_agent_browser.py", "colors_neural_listener", "colors_v1", "listener",
+        "games.colors.neural.agents:NeuralLiteralListener", ROOT / "models" / "colors" / "colors_neural_listener.pt",
+        "colors_literal_listener", "l0-browser"),
+    "codraw_neural_drawer_browser": StackAgent(
+        "tests/browser/codraw/test_codraw_neural_drawer_browser.py", "codraw_neural_drawer", "codraw_v1", "drawer",
+        "games.codraw.neural.agents:NeuralDrawer", ROOT / "models" / "codraw" / "codraw_neural_drawer.pt",
+        "codraw_rule_drawer", "drawer-browser"),
+    "codraw_neural_teller_browser": StackAgent(
+        "tests/browser/codraw/test_codraw_neural_teller_browser.py", "codraw_neural_teller", "codraw_v1", "teller",
+        "games.codraw.neural.agents:NeuralTeller", ROOT / "models" / "codraw" / "codraw_neural_teller.pt",
+        "codraw_rule_teller", "teller-browser"),
+    "guesswhich_neural_alice_browser": StackAgent(
+        "tests/browser/guesswhich/test_guesswhich_neural_alice_browser.py", "guesswhich_neural_alice",
+        "guesswhich_v1", "answerer", "games.guesswhich.neural.agents:NeuralAliceAgent", None, "alice_exact",
+        "alice-browser"),
+    "guesswhich_neural_qbot_browser": StackAgent(
+        "tests/browser/guesswhich/test_guesswhich_neural_qbot_browser.py", "guesswhich_neural_qbot",
+        "guesswhich_v1", "questioner", "games.guesswhich.neural.qbot:NeuralQBot", None, "qbot", "qbot-browser"),
+}
+assert {a.file for a in STACK_AGENTS.values()} == set(SAME_WORKER[GROUP]), "SAME_WORKER must list the stack's files"
 
 
 def reset_registry() -> None:
@@ -47,45 +96,103 @@ def acted_turns(path, match_id, count: int, timeout: float = 30.0) -> list[dict]
         time.sleep(0.1)
 
 
+@dataclass
+class ModelStack:
+    url: str
+    models_file: Path
+    timings: Path            # each family's log is ``<timings>.<family_key>`` (the group command's)
+    families: tuple[str, ...]
+    waiting: set[str]        # the session's stack tests not run yet: at none, the stack stops
+    close: Callable[[], None]
+    closed: bool = False
+
+    def done(self, nodeid: str) -> None:
+        """A stack test ended: stop the processes once the session's last one has (the session's
+        end stops them otherwise, e.g. when another xdist worker ran one)."""
+        self.waiting.discard(nodeid)
+        if not self.waiting and not self.closed:
+            self.closed = True
+            self.close()
+
+
+def stack_items(items) -> list:
+    """The items of the stack's test files among ``items`` (the session's)."""
+    files = {agent.file for agent in STACK_AGENTS.values()}
+    return [item for item in items if item.nodeid.split("::", 1)[0] in files]
+
+
 @contextmanager
-def model_worker_stack(tmp_path, monkeypatch, *, entry: str, family: str, label: str):
-    """Yield (base url, timings path) with the agent of ``entry`` (one ``[[agent]]`` table of the
-    family ``family``) served by its own model worker; ``label`` names the logs in var/."""
+def shared_model_stack(request, folder: Path):
+    """Start the stack for the families of this session's stack tests (all of them if none is
+    among the session's items) in ``folder``; yield a :class:`ModelStack`; stop its processes after
+    the last of those tests (:meth:`ModelStack.done`) or at the end."""
     if settings.GT_AGENT_MODE != "celery":
         pytest.skip("needs REDIS_URL and DATABASE_URL (the full stack)")
-    path = tmp_path / "models.toml"
-    path.write_text(textwrap.dedent(entry))
-    monkeypatch.setenv("GT_MODELS_FILE", str(path))
-    reset_registry()
+    items = stack_items(request.session.items)
+    files = {item.nodeid.split("::", 1)[0] for item in items}
+    families = [key for key, agent in STACK_AGENTS.items() if agent.file in files] or list(STACK_AGENTS)
+    alice = None
+    if any(STACK_AGENTS[key].checkpoint is None for key in families):
+        alice = request.getfixturevalue("small_alice")[1]
+    path = folder / "models.toml"
+    path.write_text("".join(textwrap.dedent(agent_entry(
+        name=a.name, game_id=a.game_id, role=a.role, family=a.family, family_key=key,
+        checkpoint=a.checkpoint or alice, fallback=a.fallback, version=a.version))
+        for key, a in ((key, STACK_AGENTS[key]) for key in families)))
     from groundtalk_web.celery import app
 
     with app.connection_for_write() as conn:   # no turn left over from an earlier run
-        conn.default_channel.queue_purge(f"model.{family}")
+        for key in families:
+            conn.default_channel.queue_purge(f"model.{key}")
     env = {**child_env(), "GT_MODELS_FILE": str(path)}
-    timings = tmp_path / "timings.jsonl"
-    log = open(ROOT / "var" / f"test-{label}-worker.log", "w") if (ROOT / "var").is_dir() else subprocess.DEVNULL
-    worker = subprocess.Popen([sys.executable, "manage.py", "model_worker", "--family", family, "--no-supervise",
-                               "--timings", str(timings)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
+    timings = folder / "timings.jsonl"
+    with ExitStack() as resources:
+        log = var_log("test-model-stack-workers.log")
+        if log is not subprocess.DEVNULL:
+            resources.callback(log.close)
+        command = [sys.executable, "manage.py", "model_workers", "--no-supervise", "--timings", str(timings)]
+        for key in families:
+            command += ["--family", key]
+        worker = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        resources.callback(stop, worker)
         deadline = time.monotonic() + 180
-        # this worker warmed up (its own "ready" line: a heartbeat may still be the last run's worker,
-        # killed before it could take its beat back) and beats
-        while not any(line.get("event") == "ready" for line in read_lines(timings)) \
-                or liveness.dead_queues([f"model.{family}"]):
-            assert worker.poll() is None, f"the model worker exited with {worker.returncode}"
-            assert time.monotonic() < deadline, "the model worker did not warm up in 180 s"
+        # every family warmed up (its own "ready" line: a heartbeat may still be the last run's
+        # worker, killed before it could take its beat back) and beats
+        while not all(any(line.get("event") == "ready" for line in read_lines(Path(f"{timings}.{key}")))
+                      for key in families) or liveness.dead_queues([f"model.{key}" for key in families]):
+            assert worker.poll() is None, f"the model workers exited with {worker.returncode}"
+            assert time.monotonic() < deadline, (
+                "the model workers did not warm up every family in 180 s: "
+                + ", ".join(key for key in families if not read_lines(Path(f"{timings}.{key}")))
+                + " not ready (var/test-model-stack-workers*.log)")
             time.sleep(0.2)
-        with running_server(env, f"test-{label}-server.log") as url:
-            yield url, timings
+        url = resources.enter_context(running_server(env, "test-model-stack-server.log"))
+        yield ModelStack(url, path, timings, tuple(families), {item.nodeid for item in items}, resources.close)
+
+
+def stop(worker: subprocess.Popen) -> None:
+    worker.terminate()
+    try:
+        worker.wait(20)
+    except subprocess.TimeoutExpired:
+        for child in psutil.Process(worker.pid).children(recursive=True):
+            child.kill()
+        worker.kill()
+
+
+@contextmanager
+def serving(stack: ModelStack, request, family_key: str):
+    """For one test (``request``): this process reads the stack's models file (``GT_MODELS_FILE``,
+    undone after the test); yield (base url, the timings path of ``family_key``)."""
+    assert not stack.closed, "the model stack was stopped after the session's last stack test"
+    assert family_key in stack.families, f"{family_key} is not served by this session's stack ({stack.families})"
+    request.getfixturevalue("monkeypatch").setenv("GT_MODELS_FILE", str(stack.models_file))
+    reset_registry()
+    try:
+        yield stack.url, Path(f"{stack.timings}.{family_key}")
     finally:
-        worker.terminate()
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            for child in psutil.Process(worker.pid).children(recursive=True):
-                child.kill()
-            worker.kill()
         reset_registry()
+        stack.done(request.node.nodeid)
 
 
 def agent_entry(*, name: str, game_id: str, role: str, family: str, family_key: str, checkpoint, fallback: str,

@@ -1,6 +1,6 @@
 """A person (the Teller) plays CoDraw in headless Chromium at 1366x768 against the neural Drawer
 (games/codraw/neural/agents.py ``NeuralDrawer``) from the committed checkpoint
-(models/codraw/codraw_neural_drawer.pt), served by a real ``manage.py model_worker`` process
+(models/codraw/codraw_neural_drawer.pt), served by the browser tests' real ``manage.py model_workers`` process
 (tests/browser/model_stack.py): the batch is entered through the lobby with a signed lab link;
 each round the person types a description of one piece of the scene shown to them (what the rule
 Teller would say: the test's stand-in for a person's wording) and waits for the Drawer; after a
@@ -20,7 +20,7 @@ from games.codraw.agents import RuleTeller
 from games.codraw.rules import view_for
 from live.models import Batch, Content, Match, MatchEvent, Seat
 
-from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, model_worker_stack, read_lines, watched_page
+from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, read_lines, serving, watched_page
 from tests.browser.sync import wait_painted, wait_synced
 from tests.browser.codraw.test_codraw_browser import final_score_from_db
 from tests.conftest import ROOT
@@ -35,27 +35,12 @@ ROUNDS = 4
 # that is not in the scene (with the rule Teller's words of issue 20: about 45 of 100 scenes
 # simulated offline), which made this test fail by chance (issue 20).
 SCENE_SEED = 0
-ENTRY = f"""
-[[agent]]
-name = "codraw_neural_drawer"
-game_id = "codraw_v1"
-role = "drawer"
-family = "games.codraw.neural.agents:NeuralDrawer"
-family_key = "{FAMILY}"
-checkpoint = "{CHECKPOINT}"
-device = "cpu"
-batch_size = 8
-wait_ms = 5
-timeout_s = 60
-fallback = "codraw_rule_drawer"
-version = "drawer-browser"
-"""
 
 
 @pytest.fixture
-def drawer_stack(tmp_path, monkeypatch):
-    """The neural Drawer served by its own model worker; yields (base url, timings path)."""
-    with model_worker_stack(tmp_path, monkeypatch, entry=ENTRY, family=FAMILY, label="codraw-drawer") as stack:
+def drawer_stack(model_stack, request):
+    """The neural Drawer served by the browser tests' model process; yields (base url, its timings path)."""
+    with serving(model_stack, request, FAMILY) as stack:
         yield stack
 
 

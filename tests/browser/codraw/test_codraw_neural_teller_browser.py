@@ -1,6 +1,6 @@
 """A person (the Drawer) plays CoDraw in headless Chromium at 1366x768 against the neural Teller
 (games/codraw/neural/agents.py ``NeuralTeller``) from the committed checkpoint
-(models/codraw/codraw_neural_teller.pt), served by a real ``manage.py model_worker`` process
+(models/codraw/codraw_neural_teller.pt), served by the browser tests' real ``manage.py model_workers`` process
 (the structure of test_neural_agent_browser.py): the batch is entered through the lobby with a
 signed lab link; each round the person reads the model's message, drags the piece it describes
 from the palette onto the canvas with the mouse (where the rule Drawer would put it: the test's
@@ -22,7 +22,7 @@ from games.codraw.rules import view_for
 from live.models import Batch, Content, Match, MatchEvent, Seat
 
 from tests.browser.sync import wait_painted, wait_synced
-from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, model_worker_stack, read_lines, watched_page
+from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, read_lines, serving, watched_page
 from tests.browser.codraw.test_codraw_browser import drag_from_palette, final_score_from_db
 from tests.conftest import ROOT
 
@@ -36,27 +36,12 @@ MAX_ROUNDS = 24
 # lobby's default) failed about one run in seven: on some scenes the rule reader maps one of the
 # model's descriptions to a clip art that is not in the scene (issue 20).
 SCENE_SEED = 0
-ENTRY = f"""
-[[agent]]
-name = "codraw_neural_teller"
-game_id = "codraw_v1"
-role = "teller"
-family = "games.codraw.neural.agents:NeuralTeller"
-family_key = "{FAMILY}"
-checkpoint = "{CHECKPOINT}"
-device = "cpu"
-batch_size = 8
-wait_ms = 5
-timeout_s = 60
-fallback = "codraw_rule_teller"
-version = "teller-browser"
-"""
 
 
 @pytest.fixture
-def teller_stack(tmp_path, monkeypatch):
-    """The neural Teller served by its own model worker; yields (base url, timings path)."""
-    with model_worker_stack(tmp_path, monkeypatch, entry=ENTRY, family=FAMILY, label="codraw-teller") as stack:
+def teller_stack(model_stack, request):
+    """The neural Teller served by the browser tests' model process; yields (base url, its timings path)."""
+    with serving(model_stack, request, FAMILY) as stack:
         yield stack
 
 

@@ -1,10 +1,11 @@
 """A person (the speaker) plays the colors game in headless Chromium at 1366x768 against the neural
 literal listener (games/colors/neural/agents.py) from the committed checkpoint
-(models/colors/colors_neural_listener.pt), served by a real ``manage.py model_worker`` process
-(issue 13): the batch is entered through the lobby with a signed lab link, the person types a
-description each round, and every click of the listener comes from the model: the worker's timing
-log has one acted turn per round, the seat records the checkpoint's sha256 and version, and no
-fallback acted. Screenshot: var/screenshots/neural-speaker.png."""
+(models/colors/colors_neural_listener.pt), served by the browser tests' real ``manage.py
+model_workers`` process (tests/browser/model_stack.py; issue 13): the batch is entered through the
+lobby with a signed lab link, the person types a description each round, and every click of the
+listener comes from the model: the worker's timing log has one acted turn per round, the seat
+records the checkpoint's sha256 and version, and no fallback acted.
+Screenshot: var/screenshots/neural-speaker.png."""
 from __future__ import annotations
 
 import hashlib
@@ -16,7 +17,7 @@ from agents.registry import agent_instance
 from games.colors.rules import view_for
 from live.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, model_worker_stack, read_lines, watched_page
+from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, read_lines, serving, watched_page
 from tests.browser.sync import wait_painted, wait_synced
 from tests.conftest import ROOT
 
@@ -24,28 +25,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(tra
 
 CHECKPOINT = ROOT / "models" / "colors" / "colors_neural_listener.pt"
 ROUNDS = 3
-ENTRY = f"""
-[[agent]]
-name = "colors_neural_listener"
-game_id = "colors_v1"
-role = "listener"
-family = "games.colors.neural.agents:NeuralLiteralListener"
-family_key = "colors_neural_l0_browser"
-checkpoint = "{CHECKPOINT}"
-device = "cpu"
-batch_size = 8
-wait_ms = 5
-timeout_s = 60
-fallback = "colors_literal_listener"
-version = "l0-browser"
-"""
+FAMILY = "colors_neural_l0_browser"
 
 
 @pytest.fixture
-def neural_stack(tmp_path, monkeypatch):
-    """The neural listener served by its own model worker; yields (base url, timings path)."""
-    with model_worker_stack(tmp_path, monkeypatch, entry=ENTRY, family="colors_neural_l0_browser",
-                            label="neural") as stack:
+def neural_stack(model_stack, request):
+    """The neural listener served by the browser tests' model process; yields (base url, its timings path)."""
+    with serving(model_stack, request, FAMILY) as stack:
         yield stack
 
 

@@ -1,6 +1,6 @@
 """A person (the questioner) plays GuessWhich in headless Chromium at 1366x768 against the neural
-ALICE (games/guesswhich/neural/agents.py ``NeuralAliceAgent``) served by a real ``manage.py
-model_worker`` process (tests/browser/model_stack.py). Its checkpoint is not in git: a small one is
+ALICE (games/guesswhich/neural/agents.py ``NeuralAliceAgent``) served by the browser tests' real
+``manage.py model_workers`` process (tests/browser/model_stack.py). Its checkpoint is not in git: a small one is
 trained once per session with the project's own training (games/guesswhich/neural/train.py). The batch is
 entered through the lobby with a signed lab link; each round the person asks a question, reads
 the model's answer in the chat and picks a best guess; then finds the secret image and rates the
@@ -18,8 +18,7 @@ from games.guesswhich.neural.agents import ANSWER_MAX
 from games.guesswhich.rules import C as GW
 from live.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.model_stack import (SHOTS, acted_turns, agent_entry, enter_paired, model_worker_stack, read_lines,
-                                      watched_page)
+from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, read_lines, serving, watched_page
 from tests.browser.sync import wait_painted
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -40,11 +39,9 @@ def alice_checkpoint(small_alice):
 
 
 @pytest.fixture
-def alice_stack(tmp_path, monkeypatch, alice_checkpoint):
-    entry = agent_entry(name="guesswhich_neural_alice", game_id="guesswhich_v1", role="answerer",
-                        family="games.guesswhich.neural.agents:NeuralAliceAgent", family_key=FAMILY,
-                        checkpoint=alice_checkpoint, fallback="alice_exact", version="alice-browser")
-    with model_worker_stack(tmp_path, monkeypatch, entry=entry, family=FAMILY, label="guesswhich-alice") as stack:
+def alice_stack(model_stack, request):
+    """The neural ALICE served by the browser tests' model process; yields (base url, its timings path)."""
+    with serving(model_stack, request, FAMILY) as stack:
         yield stack
 
 

@@ -1,6 +1,6 @@
 """A person (the answerer) plays GuessWhich in headless Chromium at 1366x768 against the neural
-QBot (games/guesswhich/neural/qbot.py ``NeuralQBot``) served by a real ``manage.py model_worker``
-process (tests/browser/model_stack.py). Its answer model is a neural ALICE checkpoint, not in git:
+QBot (games/guesswhich/neural/qbot.py ``NeuralQBot``) served by the browser tests' real ``manage.py
+model_workers`` process (tests/browser/model_stack.py). Its answer model is a neural ALICE checkpoint, not in git:
 a small one is trained once per session with the project's own training (games/guesswhich/neural/train.py).
 The batch is entered through the lobby with a signed lab link; each round the person reads the
 model's question on the page and answers it truthfully about the secret image (what the exact
@@ -18,8 +18,7 @@ from clevr.alice import make_alice
 from games.guesswhich.rules import view_for
 from live.models import Batch, Match, MatchEvent, Seat
 
-from tests.browser.model_stack import (SHOTS, acted_turns, agent_entry, enter_paired, model_worker_stack, read_lines,
-                                      watched_page)
+from tests.browser.model_stack import SHOTS, acted_turns, enter_paired, read_lines, serving, watched_page
 from tests.browser.sync import wait_painted, wait_synced
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -43,10 +42,9 @@ def alice_checkpoint(small_alice):
 
 
 @pytest.fixture
-def qbot_stack(tmp_path, monkeypatch, alice_checkpoint):
-    entry = agent_entry(name="guesswhich_neural_qbot", game_id="guesswhich_v1", role="questioner", family=FAMILY,
-                        family_key=FAMILY_KEY, checkpoint=alice_checkpoint, fallback="qbot", version="qbot-browser")
-    with model_worker_stack(tmp_path, monkeypatch, entry=entry, family=FAMILY_KEY, label="guesswhich-qbot") as stack:
+def qbot_stack(model_stack, request):
+    """The neural QBot served by the browser tests' model process; yields (base url, its timings path)."""
+    with serving(model_stack, request, FAMILY_KEY) as stack:
         yield stack
 
 
