@@ -22,13 +22,13 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
 import pytest
 from django.conf import settings
 
 from agents import liveness, registry
 from tests.conftest import ROOT, SAME_WORKER, child_env, running_server, var_log
 from tests.support.factories import lab_url
+from tests.support.waiting import stop_process
 
 SHOTS = ROOT / "var" / "screenshots"
 GROUP = "neural-stack"     # SAME_WORKER's name for the stack's test files
@@ -154,7 +154,7 @@ def shared_model_stack(request, folder: Path):
         for key in families:
             command += ["--family", key]
         worker = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        resources.callback(stop, worker)
+        resources.callback(stop_process, worker)
         deadline = time.monotonic() + 180
         # every family warmed up (its own "ready" line: a heartbeat may still be the last run's
         # worker, killed before it could take its beat back) and beats
@@ -168,16 +168,6 @@ def shared_model_stack(request, folder: Path):
             time.sleep(0.2)
         url = resources.enter_context(running_server(env, "test-model-stack-server.log"))
         yield ModelStack(url, path, timings, tuple(families), {item.nodeid for item in items}, resources.close)
-
-
-def stop(worker: subprocess.Popen) -> None:
-    worker.terminate()
-    try:
-        worker.wait(20)
-    except subprocess.TimeoutExpired:
-        for child in psutil.Process(worker.pid).children(recursive=True):
-            child.kill()
-        worker.kill()
 
 
 @contextmanager

@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 
-import psutil
 import pytest
 from django.conf import settings
 from django.core.management import call_command
@@ -26,7 +25,7 @@ from live.services import match_apply_action
 from tests.conftest import ROOT, child_env
 from tests.support.factories import colors_match
 from tests.workers.conftest import torch_entry
-from tests.support.waiting import wait_until
+from tests.support.waiting import stop_process, wait_until
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 N_MATCHES = 6
@@ -59,13 +58,7 @@ def worker(models_file, tiny_checkpoint, tmp_path):
     try:
         yield proc, calls, timings
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            for child in psutil.Process(proc.pid).children(recursive=True):
-                child.kill()
-            proc.kill()
+        stop_process(proc)
 
 
 def test_warm_up_then_one_forward_pass_for_concurrent_matches(worker, tiny_checkpoint):

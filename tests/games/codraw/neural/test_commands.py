@@ -69,12 +69,11 @@ def test_training_on_peoples_dialogs_beats_chance_and_records_the_data_hash(tmp_
     condition above chance, the file's sha256 in the checkpoint, in the family and in the seat's
     record; ``--from`` fine-tunes a generated-data checkpoint on it, keeping its vocabulary and sizes."""
     from agents.checkpoints import file_sha256
-    from agents.model_config import ModelAgentConfig
-    from agents.serving.family import LoadedFamily
     from games.codraw.neural.agents import NeuralDrawer
     from games.codraw.neural.model import load_checkpoint
 
     from tests.games.codraw.neural.test_corpus import HANDMADE
+    from tests.support.model_seats import seat_record
 
     out = tmp_path / "people.pt"
     stdout = io.StringIO()
@@ -98,10 +97,8 @@ def test_training_on_peoples_dialogs_beats_chance_and_records_the_data_hash(tmp_
 
     agent = NeuralDrawer.load(str(out))
     assert agent.data_sha256 == sha
-    config = ModelAgentConfig(name="codraw_data_drawer", game_id="codraw_v1", role="drawer", kind="torch",
-                              family="games.codraw.neural.agents:NeuralDrawer", family_key="codraw_data_drawer",
-                              checkpoint=str(out), version="t", timeout_s=10, fallback="codraw_rule_drawer")
-    record = LoadedFamily(config, agent, loaded.sha256, 0.0).seat_record()
+    record = seat_record(agent, out, loaded.sha256, family="games.codraw.neural.agents:NeuralDrawer",
+                         game_id="codraw_v1", role="drawer", fallback="codraw_rule_drawer")
     assert record["data_sha256"] == sha and record["checkpoint_sha256"] == loaded.sha256
 
     generated = tmp_path / "generated.pt"

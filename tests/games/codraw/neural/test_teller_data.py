@@ -14,8 +14,6 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from agents.checkpoints import file_sha256
-from agents.model_config import ModelAgentConfig
-from agents.serving.family import LoadedFamily
 from games.codraw.neural.agents import NeuralTeller
 from games.codraw.neural.corpus import read_corpus, split_by_dialog
 from games.codraw.neural.model import Config, build_model, load_checkpoint, save_checkpoint
@@ -23,6 +21,7 @@ from games.codraw.neural.teller_train import people_examples
 from games.codraw.neural.vocab import Vocabulary
 
 from tests.games.codraw.neural.test_corpus import HANDMADE
+from tests.support.model_seats import seat_record
 
 TINY = ("--epochs", "10", "--hidden", "32", "--embed", "16", "--lr", "0.01", "--val-dialogs", "2",
         "--threads", "1", "--verbosity", "0")
@@ -82,10 +81,8 @@ def test_training_on_peoples_messages_beats_the_baselines_and_records_the_data(p
 
     agent = NeuralTeller.load(str(out))
     assert agent.data_sha256 == sha
-    config = ModelAgentConfig(name="codraw_data_teller", game_id="codraw_v1", role="teller", kind="torch",
-                              family="games.codraw.neural.agents:NeuralTeller", family_key="codraw_data_teller",
-                              checkpoint=str(out), version="t", timeout_s=10, fallback="codraw_rule_teller")
-    record = LoadedFamily(config, agent, loaded.sha256, 0.0).seat_record()
+    record = seat_record(agent, out, loaded.sha256, family="games.codraw.neural.agents:NeuralTeller",
+                         game_id="codraw_v1", role="teller", fallback="codraw_rule_teller")
     assert record["data_sha256"] == sha and record["checkpoint_sha256"] == loaded.sha256
     view = NeuralTeller.warmup_view()
     action = agent.act(view)

@@ -11,11 +11,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from agents.checkpoints import file_sha256
-from agents.model_config import ModelAgentConfig
-from agents.serving.family import LoadedFamily
 from games.colors.neural import model as neural
 from games.colors.neural.agents import NeuralLiteralListener
 from games.colors.neural.corpus import detect_format, read_corpus, split_by_game
+from tests.support.model_seats import seat_record
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RELEASED = FIXTURES / "filtered_corpus_small.csv"      # hand-made, the release's columns
@@ -108,11 +107,8 @@ def test_short_training_on_real_rounds_beats_chance_and_records_the_data(tmp_pat
     # what plays a seat says which data trained it (Seat.agent_model, agents/serving/family.py)
     agent = NeuralLiteralListener.load(str(out))
     assert agent.data_sha256 == data["sha256"]
-    config = ModelAgentConfig(name="colors_data_listener", game_id="colors_v1", role="listener", kind="torch",
-                              family="games.colors.neural.agents:NeuralLiteralListener",
-                              family_key="colors_data_listener", checkpoint=str(out), version="t", timeout_s=10,
-                              fallback="colors_literal_listener")
-    record = LoadedFamily(config, agent, loaded.sha256, 0.0).seat_record()
+    record = seat_record(agent, out, loaded.sha256, family="games.colors.neural.agents:NeuralLiteralListener",
+                         game_id="colors_v1", role="listener", fallback="colors_literal_listener")
     assert record["data_sha256"] == data["sha256"] and record["checkpoint_sha256"] == loaded.sha256
 
     # --from fine-tunes that checkpoint (its vocabulary grown by the new file's words)

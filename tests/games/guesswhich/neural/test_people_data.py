@@ -14,8 +14,6 @@ from django.core.management.base import CommandError
 
 from agents.checkpoints import file_sha256
 from agents.management.commands.train_agent import Command as TrainAgent
-from agents.model_config import ModelAgentConfig
-from agents.serving.family import LoadedFamily
 from clevr.alice import make_alice
 from games.guesswhich import content as gw_content
 from games.guesswhich import rules as gw_rules
@@ -28,6 +26,7 @@ from games.visdial import content as vd_content
 from games.visdial import rules as vd_rules
 from tests.clevr.conftest import small_content
 from tests.games.visdial.conftest import play_record
+from tests.support.model_seats import seat_record
 
 NUMBER_WORDS = corpus.NUMBER_WORDS
 
@@ -157,10 +156,8 @@ def test_training_on_peoples_dialogs_beats_the_majority_answer_and_records_the_d
 
     agent = NeuralAliceAgent.load(str(out))
     assert agent.data_sha256 == sha
-    config = ModelAgentConfig(name="people_alice", game_id="visdial_v1", role="answerer", kind="torch",
-                              family="games.guesswhich.neural.agents:NeuralAliceAgent", family_key="people_alice",
-                              checkpoint=str(out), version="t", timeout_s=10, fallback="visdial_alice_exact")
-    record = LoadedFamily(config, agent, loaded.sha256, 0.0).seat_record()
+    record = seat_record(agent, out, loaded.sha256, family="games.guesswhich.neural.agents:NeuralAliceAgent",
+                         game_id="visdial_v1", role="answerer", fallback="visdial_alice_exact")
     assert record["data_sha256"] == sha and record["checkpoint_sha256"] == loaded.sha256
 
     tuned = tmp_path / "tuned.pt"
