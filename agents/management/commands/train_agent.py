@@ -260,6 +260,19 @@ class Command(BaseCommand):
             raise CommandError(f"--from: {exc}") from None
 
     @staticmethod
+    def bound(train):
+        """The training call ``handle`` makes (``train(kind, examples=..., epochs=..., ...)``), bound
+        by a ``*_data`` method: ``examples`` is the generated data's size, which that method has
+        chosen already (``--dialogs``); a ValueError of the training (data it cannot use) is a
+        CommandError."""
+        def call(kind, *, examples, **kw):
+            try:
+                return train(kind, **kw)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+        return call
+
+    @staticmethod
     def read_data(opts: dict, read_corpus, split, errors: tuple):
         """The ``--data`` file read with the game's ``read_corpus`` and its split (``split(corpus)``);
         a missing file, or one the reader or the split refuses with ``errors``, is a CommandError."""
@@ -323,12 +336,8 @@ class Command(BaseCommand):
         elif opts["dialogs"] < 2:
             raise CommandError("Need --dialogs >= 2 without --data.")
 
-        def bound(kind, *, examples, **kw):
-            try:
-                return train(kind, examples=opts["dialogs"], data=data, val_data=val, base=base, data_meta=meta, **kw)
-            except ValueError as exc:
-                raise CommandError(str(exc)) from None
-        return bound
+        return self.bound(lambda kind, **kw: train(kind, examples=opts["dialogs"], data=data, val_data=val, base=base,
+                                                   data_meta=meta, **kw))
 
     def codraw_teller_data(self, opts: dict, train):
         """``train`` (the Teller's) bound to people's Teller messages (``--data``: the Drawer's reader
@@ -364,13 +373,9 @@ class Command(BaseCommand):
         elif opts["dialogs"] < 2:
             raise CommandError("Need --dialogs >= 2 without --data.")
 
-        def bound(kind, *, examples, **kw):
-            try:
-                return train(kind, examples=opts["dialogs"], half=opts["half"], val_examples=opts["val_dialogs"],
-                             data=data, val_data=val, base=base, data_meta=meta, **kw)
-            except ValueError as exc:
-                raise CommandError(str(exc)) from None
-        return bound
+        return self.bound(lambda kind, **kw: train(kind, examples=opts["dialogs"], half=opts["half"],
+                                                   val_examples=opts["val_dialogs"], data=data, val_data=val,
+                                                   base=base, data_meta=meta, **kw))
 
     def teller_report(self, result, last: dict) -> None:
         """The Teller's held-out figures beside their baselines (and the ``--from`` checkpoint's, before)."""
@@ -439,13 +444,8 @@ class Command(BaseCommand):
         elif opts["dialogs"] < 2:
             raise CommandError("Need --dialogs >= 2 without --data.")
 
-        def bound(kind, *, examples, **kw):
-            try:
-                return train(dialogs=opts["dialogs"], data=data, val_data=val, base=base, data_meta=meta,
-                             min_count=opts["min_count"], **kw)
-            except ValueError as exc:
-                raise CommandError(str(exc)) from None
-        return bound
+        return self.bound(lambda kind, **kw: train(dialogs=opts["dialogs"], data=data, val_data=val, base=base,
+                                                   data_meta=meta, min_count=opts["min_count"], **kw))
 
     def alice_report(self, result, last: dict) -> None:
         """People's held-out dialogs: accuracy per answer type beside the majority answer's; the mapping's counts."""
