@@ -9,13 +9,15 @@ the views whose turn it is (``None`` for the others); ``act(view) = act_batch([v
 Stateless, like the rule Drawer: for the Teller's latest message and the canvas as it is now, the
 model scores the palette's clip arts (and, in checkpoints with the abstain class, "nothing
 drawable is said") and predicts each one's place, depth, flip (and subtype for Mike and Jenny).
-The pieces the message asks for are the top-scoring clip art and those scoring at least
-``SEVERAL_SHARE`` of it and at least ``SEVERAL_MIN_P`` (at most ``MAX_PIECES_PER_MESSAGE``: a message may name several pieces), in
+The pieces the message asks for are, with a multilabel checkpoint (a sigmoid per clip art,
+the paper's design), every palette clip art whose probability reaches the checkpoint's
+``threshold`` (none: it abstains); with an older softmax checkpoint, the top-scoring clip art and those scoring at least
+``SEVERAL_SHARE`` of it and at least ``SEVERAL_MIN_P``; at most ``MAX_PIECES_PER_MESSAGE`` (a message may name several pieces), in
 score order. The first of them not yet on the canvas is placed; else the best one, when it is
 elsewhere (more than ``TOLERANCE_PX`` off, or another depth, flip or subtype), is updated (only the
 best: the others' predicted places read its slot, so updating them too could go back and forth);
-then the Drawer replies (``ok, drew the oak tree``), which ends its turn. When the abstain
-class scores highest (``ok``, ``not yet``, ``looks great``) it draws nothing and replies
+then the Drawer replies (``ok, drew the oak tree``), which ends its turn. When no clip art
+passes the threshold or the abstain class scores highest (``ok``, ``not yet``, ``looks great``) it draws nothing and replies
 ``ABSTAIN_REPLY``. The choice reads only the message and a piece's predicted place never reads
 that piece's own slot of the canvas (model.py), so drawing one changes neither its choice nor its
 place: a turn is at most one canvas action per piece asked for, then the reply.
@@ -51,7 +53,7 @@ GAME_ID = rules.GAME_ID
 TOLERANCE_PX = 12
 SEVERAL_SHARE = 0.5            # a second (third) piece is asked for when it scores this share of the best
 SEVERAL_MIN_P = 0.25           # ... and at least this probability (an unsure model's spread is not "several")
-MAX_PIECES_PER_MESSAGE = 3
+MAX_PIECES_PER_MESSAGE = 4
 ABSTAIN_REPLY = "ok, what should I draw?"
 MAX_MESSAGES_PER_PIECE = 2
 
@@ -113,7 +115,9 @@ class NeuralDrawer(_CodrawModelAgent):
         for i, view in enumerate(views):
             for p in view.get("palette") or []:
                 mask[i, int(p["idx"])] = 0.0
-        probs = torch.softmax(out["choose"] + mask, dim=-1)
+        cfg = self.module.cfg
+        multilabel = bool(getattr(cfg, "multilabel", False))
+        probs = torch.sigmoid(out["choose"] + mask) if multilabel else torch.softmax(out["choose"] + mask, dim=-1)
         top_p, top_k = probs.topk(min(MAX_PIECES_PER_MESSAGE, probs.shape[-1]), dim=-1)
         depth, flip, subtype = (out[h].argmax(-1).tolist() for h in ("depth", "flip", "subtype"))
         xy = out["xy"].tolist()
@@ -124,8 +128,10 @@ class NeuralDrawer(_CodrawModelAgent):
                 continue
             asked = []
             for rank, (p, idx) in enumerate(zip(top_p[i].tolist(), top_k[i].tolist())):
-                if idx == ABSTAIN or p == 0.0 or (rank and (p < SEVERAL_SHARE * top_p[i, 0].item()
-                                                            or p < SEVERAL_MIN_P)):
+                if multilabel and p < cfg.threshold:
+                    break                       # none above the threshold: [] (abstain)
+                if not multilabel and (idx == ABSTAIN or p == 0.0 or (rank and (
+                        p < SEVERAL_SHARE * top_p[i, 0].item() or p < SEVERAL_MIN_P))):
                     break                       # abstain best: []; a lower abstain ends the list
                 piece = {"idx": idx, "x": _clamp(xy[i][idx][0], ca.CANVAS_W), "y": _clamp(xy[i][idx][1], ca.CANVAS_H),
                          "depth": int(depth[i][idx]), "flip": int(flip[i][idx])}

@@ -34,7 +34,8 @@ from games.codraw import clipart as ca
 from games.codraw.scenes import parse_scene
 from games.codraw.agents import generated_dialogs
 
-GENERATOR_VERSION = 2          # 2: people's wording (vary), several pieces a message, messages that name nothing
+GENERATOR_VERSION = 3          # 2: people's wording (vary), several pieces a message, messages that name nothing;
+#                                3: twice the several-piece messages, more chat
 SEED_RANGES = {"train": 3_000_000, "val": 4_000_000, "test": 5_000_000, "train_b": 6_000_000}
 HALVES = {"a": "train", "b": "train_b"}      # crosstalk: the two training partitions (Drawer a, Teller b)
 PARAPHRASE_P = 0.7             # share of training messages reworded
@@ -157,7 +158,20 @@ NOTHING_CORE = ["ok", "okay", "not yet", "on", "yes", "no", "good", "great", "lo
                 "yes that's right", "no worries", "sorry", "my bad", "lol", "haha", "cool", "awesome", "almost there",
                 "keep going", "that looks fine", "leave it as it is", "no changes", "it is fine", "fine",
                 "the picture is a park", "it's a sunny day", "i'm not sure", "can you see it?", "how's it going",
-                "whats next", "ok ready", "you're doing great", "good so far", "nothing else", "nope", "yep", "k"]
+                "whats next", "ok ready", "you're doing great", "good so far", "nothing else", "nope", "yep", "k",
+                # version 3: more chat, questions and hesitation
+                "alright", "yeah", "yes please", "no thanks", "uh", "umm", "so", "well", "right",
+                "ok good", "very good", "well done", "nicely done", "excellent", "sounds good", "understood",
+                "makes sense", "next one", "moving on", "anything else?", "any questions?", "is that clear?",
+                "does that make sense?", "can you hear me", "still there?", "let me think",
+                "give me a second", "just a moment", "hang on", "not quite yet", "not yet, wait", "almost",
+                "we're almost done", "last one coming", "that should be everything", "that's all for now",
+                "you got it", "exactly", "yes exactly", "that's fine", "close enough", "good enough",
+                "never mind", "forget that", "ignore that", "whoops", "thank u", "ty", "thx", "np",
+                "hey", "good morning", "lets start", "let's begin", "here we go", "i will describe the scene",
+                "this one is easy", "this is a busy picture", "it's a simple scene", "ok what do you see",
+                "how does it look", "what did you draw?", "tell me when you're ready",
+                "your turn", "ok next", "and", "on", "in", "the", "so far so good", "brb"]
 NOTHING_END = ["", "", "", "!", ".", "?", " :)", "!!", " thanks", " please"]
 
 
@@ -235,7 +249,7 @@ def round_example(message: str, abs_b: str, abs_d: str) -> dict:
             "removed": sorted(set(before) - set(after))}
 
 
-MIX = {"template": 0.15, "paraphrased": 0.25, "varied": 0.45, "several": 0.15}   # drawable messages' wording
+MIX = {"template": 0.1, "paraphrased": 0.2, "varied": 0.4, "several": 0.3}   # drawable messages' wording
 NOTHING_SHARE = 0.12           # extra examples whose message names nothing (target: abstain)
 LANDMARK_P = 0.25              # share of messages naming a piece on the canvas whose canvas lacks it
 CONDITIONS = ("template", "paraphrased", "varied", "several", "landmark", "nothing")

@@ -5,8 +5,11 @@ After the neural Drawer baseline of Kim et al., "CoDraw" (seeds/000, Section 4.2
 message is read by a bidirectional GRU over a word vocabulary built from the training data (a
 number is the token ``<num>`` plus its value as an extra input); the canvas so far is
 a fixed-size vector (for each of the 58 clip arts: on the canvas, x, y, depth, flip, subtype);
-one head scores every clip art from the message (which one it adds or moves: a softmax over the
-58, where the paper has a sigmoid per clip art; the rule Teller's messages name one piece each), and per-clip-art heads (a shared MLP over the
+one head scores every clip art from the message (which ones it adds or moves: with
+``Config.multilabel``, the paper's sigmoid per clip art, every clip art whose probability reaches
+``Config.threshold`` is asked for and none means "nothing drawable is said"; it reads the GRU
+state through its own layer, ``choose_message``, so that it does not pull on the pieces' one; older checkpoints
+have a softmax over the 58, plus an abstain class with ``Config.abstain``), and per-clip-art heads (a shared MLP over the
 message/canvas state joined with the clip art's embedding, so one call gives them for all 58)
 read the message and the canvas (the clip art's own slot blanked) and predict its place (x, y regressed in canvas fractions), depth (3 classes), flip (2) and, for Mike
 and Jenny, subtype (35 = pose x expression).
@@ -18,6 +21,7 @@ re-saves), the file sha256 the file itself.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import torch
@@ -65,13 +69,16 @@ class Config:
     embed: int = 32
     hidden: int = 64
     art_embed: int = 16
-    abstain: bool = False      # the Drawer's choice has a 59th class: nothing drawable is said (checkpoints since v2 data)
+    abstain: bool = False      # trained on messages that name nothing (softmax: a 59th class, ABSTAIN; since v2 data)
+    multilabel: bool = False   # a sigmoid per clip art (no abstain class: none above threshold = abstain); old: softmax
+    threshold: float = 0.5     # multilabel: a clip art is asked for at this probability (chosen on generated held-out data)
 
 
 class NeuralDrawerNet(nn.Module):
     """``forward(ids, values, lengths, canvas) -> dict``: ``choose`` (B, 58) logits (which clip
-    art the message adds or moves; (B, 59) with ``cfg.abstain``: the last, ``ABSTAIN``, is "the
-    message asks for nothing to be drawn"), ``xy`` (B, 58, 2) in canvas fractions, ``depth`` (B, 58, 3),
+    arts the message adds or moves: with ``cfg.multilabel`` one sigmoid each, else a softmax; (B, 59)
+    with ``cfg.abstain`` and no ``multilabel``: the last, ``ABSTAIN``, is "the message asks for
+    nothing to be drawn"), ``xy`` (B, 58, 2) in canvas fractions, ``depth`` (B, 58, 3),
     ``flip`` (B, 58, 2), ``subtype`` (B, 58, 35) logits.
 
     The choice reads the message; each clip art's heads read the message, the canvas and the clip
@@ -85,7 +92,11 @@ class NeuralDrawerNet(nn.Module):
         self.embedding = nn.Embedding(cfg.vocab_size, cfg.embed, padding_idx=0)
         self.gru = nn.GRU(cfg.embed + 1, cfg.hidden, batch_first=True, bidirectional=True)
         self.message = nn.Sequential(nn.Linear(2 * cfg.hidden, cfg.hidden), nn.ReLU())
-        self.choose = nn.Linear(cfg.hidden, ca.N_CLIPARTS + (1 if cfg.abstain else 0))
+        self.choose = nn.Linear(cfg.hidden, ca.N_CLIPARTS + (1 if cfg.abstain and not cfg.multilabel else 0))
+        if cfg.multilabel:       # start at the prior (about one clip art in 58 asked for), not at p = 0.5 for all
+            nn.init.constant_(self.choose.bias, -math.log(ca.N_CLIPARTS - 1))
+            # the choice's own read of the message (the pieces' heads keep theirs: the two do not pull one layer)
+            self.choose_message = nn.Sequential(nn.Linear(2 * cfg.hidden, cfg.hidden), nn.ReLU())
         self.art = nn.Embedding(ca.N_CLIPARTS, cfg.art_embed)
         self.canvas = nn.Linear(CANVAS_DIM, cfg.hidden)
         self.piece = nn.Sequential(nn.ReLU(), nn.Linear(cfg.hidden, cfg.hidden), nn.ReLU())
@@ -103,13 +114,15 @@ class NeuralDrawerNet(nn.Module):
         words = torch.cat([self.embedding(ids), values.unsqueeze(-1) / 5.0], dim=-1)
         packed = nn.utils.rnn.pack_padded_sequence(words, lengths.cpu(), batch_first=True, enforce_sorted=False)
         _, h = self.gru(packed)                                  # (2, B, H)
-        message = self.message(torch.cat([h[0], h[1]], dim=-1))  # (B, H)
+        state = torch.cat([h[0], h[1]], dim=-1)
+        message = self.message(state)                            # (B, H)
+        chooser = self.choose_message(state) if self.cfg.multilabel else message
         n, b = ca.N_CLIPARTS, message.shape[0]
         joined = torch.cat([message.unsqueeze(1).expand(b, n, -1), self.art.weight.unsqueeze(0).expand(b, n, -1)],
                            dim=-1)
         scene = self.canvas(canvas.unsqueeze(1) * self.others.unsqueeze(0))     # (B, 58, H)
         piece = self.piece(self.piece_in(joined) + scene)
-        return {"choose": self.choose(message), "xy": torch.sigmoid(self.xy(piece)),
+        return {"choose": self.choose(chooser), "xy": torch.sigmoid(self.xy(piece)),
                 "depth": self.depth(piece), "flip": self.flip(piece), "subtype": self.subtype(piece)}
 
 
