@@ -284,6 +284,13 @@ class Command(BaseCommand):
         except errors as exc:
             raise CommandError(f"--data: {exc}") from None
 
+    @staticmethod
+    def provenance(opts: dict, corpus) -> dict:
+        """What every checkpoint trained ``--data`` records of its data (and every seat it plays,
+        ``data_sha256``): the file's name, format and sha256, and how it was split."""
+        return {"path": Path(opts["data"]).name, "format": corpus.format, "sha256": corpus.sha256,
+                "val_fraction": opts["val_fraction"], "split_seed": opts["seed"]}
+
     def colors_data(self, opts: dict, train):
         """``train`` bound to people's rounds (``--data``, split by game) and a ``--from`` checkpoint."""
         from games.colors.neural.corpus import read_corpus, split_by_game
@@ -297,11 +304,10 @@ class Command(BaseCommand):
             corpus, (data, val, val_games) = self.read_data(
                 opts, read_corpus, lambda c: split_by_game(c.rounds, opts["val_fraction"], opts["seed"]),
                 (ValueError, KeyError, UnicodeDecodeError))
-            meta = {"path": Path(opts["data"]).name, "format": corpus.format, "sha256": corpus.sha256,
+            meta = {**self.provenance(opts, corpus),
                     "rows": corpus.rows, "rounds": len(corpus.rounds), "games": len(corpus.games),
                     "train_rounds": len(data), "train_games": len(corpus.games) - len(val_games),
-                    "val_rounds": len(val), "val_games": val_games, "val_fraction": opts["val_fraction"],
-                    "split_seed": opts["seed"]}
+                    "val_rounds": len(val), "val_games": val_games}
             self.stdout.write(f"{corpus.format} {opts['data']}: {len(corpus.rounds)} rounds of {len(corpus.games)} "
                               f"games; {len(val_games)} games ({len(val)} rounds) held out for validation")
         elif opts["examples"] < 10:
@@ -324,12 +330,11 @@ class Command(BaseCommand):
             corpus, (data, val, val_dialogs, how) = self.read_data(
                 opts, read_corpus, lambda c: split_by_dialog(c.examples, opts["val_fraction"], opts["seed"]),
                 (ValueError, KeyError, TypeError))
-            meta = {"path": Path(opts["data"]).name, "format": corpus.format, "sha256": corpus.sha256,
+            meta = {**self.provenance(opts, corpus),
                     "dialogs": len(corpus.dialogs), "rounds": len(corpus.examples),
                     "skipped_rounds": corpus.skipped_rounds, "train_rounds": len(data),
                     "train_dialogs": len({e["dialog"] for e in data}), "val_rounds": len(val),
-                    "val_dialogs": val_dialogs, "split": how, "val_fraction": opts["val_fraction"],
-                    "split_seed": opts["seed"]}
+                    "val_dialogs": val_dialogs, "split": how}
             self.stdout.write(f"{corpus.format} {opts['data']}: {len(corpus.examples)} rounds of {len(corpus.dialogs)} "
                               f"dialogs ({corpus.skipped_rounds} rounds skipped: no Teller message or only removals); "
                               f"{len(val_dialogs)} dialogs ({len(val)} rounds) held out, split by {how}")
@@ -360,12 +365,11 @@ class Command(BaseCommand):
             if not val:
                 raise CommandError(f"--data: in the {len(val_dialogs)} held-out dialogs no Teller message was followed "
                                    "by the Drawer drawing a piece of the target: nothing to validate the Teller on.")
-            meta = {"path": Path(opts["data"]).name, "format": corpus.format, "sha256": corpus.sha256,
+            meta = {**self.provenance(opts, corpus),
                     "dialogs": len(corpus.dialogs), "rounds": len(corpus.examples),
                     "skipped_rounds": corpus.skipped_rounds, "train_turns": len(data),
                     "train_dialogs": len({e["dialog"] for e in data}), "train_left_out": left_train,
-                    "val_turns": len(val), "val_left_out": left_val, "val_dialogs": val_dialogs, "split": how,
-                    "val_fraction": opts["val_fraction"], "split_seed": opts["seed"]}
+                    "val_turns": len(val), "val_left_out": left_val, "val_dialogs": val_dialogs, "split": how}
             self.stdout.write(f"{corpus.format} {opts['data']}: {len(corpus.examples)} rounds of {len(corpus.dialogs)} "
                               f"dialogs; Teller turns whose Drawer drew a target piece: {len(data)} trained on, "
                               f"{len(val)} of {len(val_dialogs)} dialogs held out (split by {how}); "
@@ -432,12 +436,11 @@ class Command(BaseCommand):
             corpus, (data, val, val_dialogs) = self.read_data(
                 opts, lambda path: read_corpus(path, opts["image_ids"], lookup=self.match_scene),
                 lambda c: split_by_dialog(c.examples, opts["val_fraction"], opts["seed"]), (ValueError,))
-            meta = {"path": Path(opts["data"]).name, "format": corpus.format, "sha256": corpus.sha256,
+            meta = {**self.provenance(opts, corpus),
                     "image_ids": Path(opts["image_ids"]).name, "image_ids_sha256": corpus.side_sha256,
                     "dialogs": len(corpus.dialogs), "rounds": len(corpus.examples), "skipped_dialogs": corpus.skipped,
                     "train_rounds": len(data), "train_dialogs": len(corpus.dialogs) - len(val_dialogs),
-                    "val_rounds": len(val), "val_dialogs": val_dialogs, "split": "seeded",
-                    "val_fraction": opts["val_fraction"], "split_seed": opts["seed"]}
+                    "val_rounds": len(val), "val_dialogs": val_dialogs, "split": "seeded"}
             self.stdout.write(f"{corpus.format} {opts['data']}: {len(corpus.examples)} rounds of {len(corpus.dialogs)} "
                               f"dialogs (dialogs skipped: {corpus.skipped or 'none'}); {len(val_dialogs)} dialogs "
                               f"({len(val)} rounds) held out, split by dialog")
