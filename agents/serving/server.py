@@ -77,6 +77,13 @@ def torch_families(keys: list[str] | None = None) -> dict[str, list[ModelAgentCo
     return families
 
 
+def family_keys(device: str | None = None) -> list[str]:
+    """The models file's torch family keys, sorted: all, or only those on the CPU (``"cpu"``) or on
+    a CUDA device (``"gpu"``), as run.sh starts them (``manage.py model_families``, ``prepare_run``)."""
+    return [key for key, configs in sorted(torch_families().items())
+            if device is None or (device == "cpu") == (configs[0].device == "cpu")]
+
+
 @dataclass
 class Family:
     """One family's state in the server: its agents, its loaded model once ready, its batcher."""

@@ -17,6 +17,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from agents.management.commands import prepare_run
+from agents.serving import server as serving_server
 from live.models import Batch
 from tests.conftest import ROOT
 
@@ -55,7 +56,7 @@ def test_prepares_the_demo_and_prints_the_lines_run_sh_reads(settings, monkeypat
     settings.DEBUG = False
     settings.EMBEDDED = True
     monkeypatch.delenv("GT_ALLOW_PUBLIC_DEMO", raising=False)
-    monkeypatch.setattr(prepare_run, "torch_families", lambda: FAKE)
+    monkeypatch.setattr(serving_server, "torch_families", lambda: FAKE)
     monkeypatch.setitem(sys.modules, "torch", None)   # an `import torch` here would raise; find_spec: None
     lines, err = run(host="127.0.0.1", demo=True, admin=True)
     assert lines[-4:] == ["torch=0", "families=a_cpu b_gpu c_cpu", "cpu_families=a_cpu c_cpu", "gpu_families=b_gpu"]
@@ -64,7 +65,7 @@ def test_prepares_the_demo_and_prints_the_lines_run_sh_reads(settings, monkeypat
     assert get_user_model().objects.get(username="admin").check_password("admin") and Batch.objects.exists()
 
     monkeypatch.setattr(prepare_run.importlib.util, "find_spec", lambda name: object() if name == "torch" else None)
-    monkeypatch.setattr(prepare_run, "torch_families", lambda: {})
+    monkeypatch.setattr(serving_server, "torch_families", lambda: {})
     lines, _ = run(host="localhost")   # no demo: migrate and the lines only
     assert lines == ["torch=1", "families=", "cpu_families=", "gpu_families="]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from agents.serving.server import torch_families
+from agents.serving.server import family_keys
 
 
 class Command(BaseCommand):
@@ -19,7 +19,5 @@ class Command(BaseCommand):
                             help="only the families on the CPU, or only those on a CUDA device")
 
     def handle(self, *args, **opts):
-        for key, configs in sorted(torch_families().items()):
-            on_cpu = configs[0].device == "cpu"
-            if opts["device"] is None or (opts["device"] == "cpu") == on_cpu:
-                self.stdout.write(key)
+        for key in family_keys(opts["device"]):
+            self.stdout.write(key)

@@ -24,7 +24,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.model_config import ModelConfigError
-from agents.serving.server import torch_families
+from agents.serving.server import family_keys
 from live.management.commands.gt_listen_check import check_listen_address
 
 
@@ -36,13 +36,10 @@ def torch_installed() -> bool:
 def family_lines() -> list[str]:
     """``families=``, ``cpu_families=`` and ``gpu_families=`` lines (keys sorted, space-separated)."""
     try:
-        families = sorted(torch_families().items())
+        return [f"{name}={' '.join(family_keys(device))}"
+                for name, device in (("families", None), ("cpu_families", "cpu"), ("gpu_families", "gpu"))]
     except ModelConfigError as e:
         raise CommandError(str(e)) from e
-    every = [key for key, _ in families]
-    cpu = [key for key, configs in families if configs[0].device == "cpu"]
-    gpu = [key for key in every if key not in cpu]
-    return [f"families={' '.join(every)}", f"cpu_families={' '.join(cpu)}", f"gpu_families={' '.join(gpu)}"]
 
 
 class Command(BaseCommand):
