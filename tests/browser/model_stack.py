@@ -28,7 +28,7 @@ from django.conf import settings
 from agents import liveness, registry
 from tests.conftest import ROOT, SAME_WORKER, child_env, running_server, var_log
 from tests.support.factories import lab_url
-from tests.support.waiting import stop_process
+from tests.support.waiting import stop_process, wait_until
 
 SHOTS = ROOT / "var" / "screenshots"
 GROUP = "neural-stack"     # SAME_WORKER's name for the stack's test files
@@ -155,17 +155,12 @@ def shared_model_stack(request, folder: Path):
             command += ["--family", key]
         worker = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         resources.callback(stop_process, worker)
-        deadline = time.monotonic() + 180
         # every family warmed up (its own "ready" line: a heartbeat may still be the last run's
         # worker, killed before it could take its beat back) and beats
-        while not all(any(line.get("event") == "ready" for line in read_lines(Path(f"{timings}.{key}")))
-                      for key in families) or liveness.dead_queues([f"model.{key}" for key in families]):
-            assert worker.poll() is None, f"the model workers exited with {worker.returncode}"
-            assert time.monotonic() < deadline, (
-                "the model workers did not warm up every family in 180 s: "
-                + ", ".join(key for key in families if not read_lines(Path(f"{timings}.{key}")))
-                + " not ready (var/test-model-stack-workers*.log)")
-            time.sleep(0.2)
+        wait_until(lambda: all(any(line.get("event") == "ready" for line in read_lines(Path(f"{timings}.{key}")))
+                               for key in families) and not liveness.dead_queues([f"model.{key}" for key in families]),
+                   180, f"every family ({', '.join(families)}) warmed up and beating "
+                        "(var/test-model-stack-workers*.log)", worker)
         url = resources.enter_context(running_server(env, "test-model-stack-server.log"))
         yield ModelStack(url, path, timings, tuple(families), {item.nodeid for item in items}, resources.close)
 
