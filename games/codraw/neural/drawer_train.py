@@ -138,16 +138,16 @@ def evaluate(model, vocab, examples: list[dict], device, conditions=neural_data.
             out = model(*batch_tensors(chunk, vocab, device))
             for i, (e, chosen) in enumerate(zip(chunk, choices(out, multilabel, threshold))):
                 truth = {c["idx"]: c for c in e["changes"]}
-                right = set(chosen) == set(truth) if multilabel else (chosen[0] in truth if chosen else not truth) \
-                    if truth else not chosen
+                if multilabel:
+                    right = set(chosen) == set(truth)       # exactly its clip arts (none: it abstains)
+                else:
+                    right = chosen[0] in truth if chosen else not truth
                 hits += right
                 per.setdefault(e.get("condition", ""), []).append(int(right))
                 if truth:
                     drawable += 1
                     false_abstain += not chosen
-                for k in (chosen if right else []):
-                    if k not in truth:
-                        continue
+                for k in (chosen if right else []):   # right: every chosen clip art is one of the round's
                     x, y = out["xy"][i, k].tolist()
                     dist.append(float(np.hypot(x * ca.CANVAS_W - truth[k]["x"], y * ca.CANVAS_H - truth[k]["y"])))
                     depth_ok.append(int(out["depth"][i, k].argmax()) == truth[k]["depth"])
