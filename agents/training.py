@@ -1,5 +1,5 @@
-"""What the neural agents' training commands share (``manage.py train_agent``): the epoch loop and
-the training plot. Each game's ``neural/*train.py`` builds its data, model and loss; this runs them.
+"""What the neural agents' training commands share (``manage.py train_agent``): the epoch loop, the
+training plot and the split of people's data by game or dialog. Each game's ``neural/*train.py`` builds its data, model and loss; this runs them.
 Imported only by training code (it imports torch); the web process never loads it.
 """
 from __future__ import annotations
@@ -7,10 +7,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import random
+
 import numpy as np
 import torch
 from torch import nn
 from tqdm import tqdm
+
+
+def split_by_group(rows: list[dict], key: str, val_fraction: float, seed: str, what: str
+                   ) -> tuple[list[dict], list[dict], list]:
+    """``(train rows, validation rows, validation group ids sorted)``: a seeded ``val_fraction`` of
+    the ``rows``' groups (their ``key``: a game or dialog id; at least one group each side) and all
+    their rows, so no game or dialog is on both sides. ``seed`` seeds the draw (each game's corpus
+    its own string, so its splits stay as recorded); fewer than two groups is a ValueError naming
+    ``what`` they are."""
+    groups = sorted({r[key] for r in rows})
+    if len(groups) < 2:
+        raise ValueError(f"Need rounds of at least 2 {what}s to split by {what}, got {len(groups)}.")
+    n_val = min(max(1, round(val_fraction * len(groups))), len(groups) - 1)
+    chosen = set(random.Random(seed).sample(groups, n_val))
+    return [r for r in rows if r[key] not in chosen], [r for r in rows if r[key] in chosen], sorted(chosen)
 
 
 def run_epochs(*, model: nn.Module, optimizer: torch.optim.Optimizer, n_examples: int, batch_size: int,

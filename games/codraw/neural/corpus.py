@@ -36,11 +36,11 @@ pieces are skipped and counted.
 """
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.checkpoints import file_sha256
+from agents.training import split_by_group
 from games.codraw.neural.data import round_example, target_pieces
 from games.codraw.scenes import SceneFormatError, read_codraw_document
 
@@ -120,17 +120,10 @@ def split_by_dialog(examples: list[dict], val_fraction: float, seed: int) -> tup
     (``how`` = ``"keys"``; ``test_`` keys are left out when ``val_`` ones exist); else a seeded
     ``val_fraction`` of the dialog keys (at least one each side), ``how`` = ``"seeded"``."""
     keys = sorted({e["dialog"] for e in examples})
-    if len(keys) < 2:
-        raise ValueError(f"Need rounds of at least 2 dialogs to split by dialog, got {len(keys)}.")
     prefix = {k: k.split("_", 1)[0] for k in keys}
-    train_keys = [k for k in keys if prefix[k] == "train"]
-    held = [k for k in keys if prefix[k] == "val"] or [k for k in keys if prefix[k] == "test"]
+    train_keys = {k for k in keys if prefix[k] == "train"}
+    held = {k for k in keys if prefix[k] == "val"} or {k for k in keys if prefix[k] == "test"}
     if train_keys and held:
-        chosen, how = set(held), "keys"
-        train = [e for e in examples if e["dialog"] in set(train_keys)]
-    else:
-        n_val = min(max(1, round(val_fraction * len(keys))), len(keys) - 1)
-        chosen = set(random.Random(f"codraw-corpus-split:{seed}").sample(keys, n_val))
-        how = "seeded"
-        train = [e for e in examples if e["dialog"] not in chosen]
-    return train, [e for e in examples if e["dialog"] in chosen], sorted(chosen), how
+        return ([e for e in examples if e["dialog"] in train_keys], [e for e in examples if e["dialog"] in held],
+                sorted(held), "keys")
+    return (*split_by_group(examples, "dialog", val_fraction, f"codraw-corpus-split:{seed}", "dialog"), "seeded")

@@ -30,12 +30,12 @@ Each round becomes one example as the listener model sees it (the shape of
 from __future__ import annotations
 
 import csv
-import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.checkpoints import file_sha256
+from agents.training import split_by_group
 from games.records import ARM_COLUMNS
 
 PREFIXES = ("click", "alt1", "alt2")
@@ -120,11 +120,4 @@ def read_corpus(path: str | Path) -> Corpus:
 def split_by_game(rounds: list[dict], val_fraction: float, seed: int) -> tuple[list[dict], list[dict], list[str]]:
     """``(train rounds, validation rounds, validation game ids)``: a seeded ``val_fraction`` of the
     game ids (at least one game each side when there are two or more) and all their rounds."""
-    games = sorted({r["gameid"] for r in rounds})
-    if len(games) < 2:
-        raise ValueError(f"Need rounds of at least 2 games to split by game, got {len(games)}.")
-    n_val = min(max(1, round(val_fraction * len(games))), len(games) - 1)
-    val_games = sorted(random.Random(f"colors-corpus-split:{seed}").sample(games, n_val))
-    chosen = set(val_games)
-    return ([r for r in rounds if r["gameid"] not in chosen], [r for r in rounds if r["gameid"] in chosen],
-            val_games)
+    return split_by_group(rounds, "gameid", val_fraction, f"colors-corpus-split:{seed}", "game")

@@ -30,11 +30,11 @@ accuracy is reported. :func:`split_by_dialog` splits by dialog (image_id), never
 from __future__ import annotations
 
 import json
-import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.checkpoints import file_sha256
+from agents.training import split_by_group
 from clevr.alice import CANT_TELL
 from clevr.captions import COLORS, MATERIALS, SHAPES, SIZES, generate_caption
 from clevr.scenes import generate_scene
@@ -238,11 +238,5 @@ def map_answers(examples: list[dict], answers: list[str]) -> tuple[list[dict], l
 def split_by_dialog(examples: list[dict], val_fraction: float, seed: int) -> tuple[list[dict], list[dict], list[int]]:
     """``(train examples, validation examples, validation dialog ids)``: a seeded ``val_fraction``
     of the dialogs (at least one each side), never rows of one dialog on both sides."""
-    keys = sorted({e["dialog"] for e in examples})
-    if len(keys) < 2:
-        raise ValueError(f"Need rounds of at least 2 dialogs to split by dialog, got {len(keys)}.")
-    n_val = min(max(1, round(val_fraction * len(keys))), len(keys) - 1)
-    chosen = set(random.Random(f"guesswhich-corpus-split:{seed}").sample(keys, n_val))
-    return ([e for e in examples if e["dialog"] not in chosen], [e for e in examples if e["dialog"] in chosen],
-            sorted(chosen))
+    return split_by_group(examples, "dialog", val_fraction, f"guesswhich-corpus-split:{seed}", "dialog")
 
