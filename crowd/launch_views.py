@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from botocore.exceptions import BotoCoreError, ClientError
 
-from crowd import mturk, outcomes, payments, prolific, reconcile, staff
+from crowd import mturk, outcomes, payments, platform_ids, prolific, reconcile, staff
 from crowd.models import BonusRule, Launch, PayAction
 from crowd.staff import LAUNCH_LIVE, LAUNCH_SANDBOX, PAY, REVIEW, staff_permission
 from games.records import outcome_summary
@@ -66,6 +66,25 @@ class LaunchForm(forms.Form):
         super().__init__(*a, **kw)
         self.entry_url, self.batch = entry_url, batch
         self.fields["exclude_qualifications"].label = "MTurk: has not taken part in (qualification ids)"
+
+    def _prolific_ids(self, field: str) -> str:
+        """A Prolific allow or block list in the ids' one form (crowd/platform_ids.py: 24 hex digits,
+        lower case), as the entry check compares them; a pasted id that is not one is named."""
+        ids, bad = [], []
+        for x in _ids(self.cleaned_data.get(field) or ""):
+            try:
+                ids.append(platform_ids.prolific(x, "Prolific participant id"))
+            except platform_ids.BadId:
+                bad.append(ascii(x))
+        if bad:
+            raise forms.ValidationError(f"Not Prolific participant ids (24 characters 0-9 and a-f): {', '.join(bad)}.")
+        return "\n".join(dict.fromkeys(ids))
+
+    def clean_allow_list(self) -> str:
+        return self._prolific_ids("allow_list")
+
+    def clean_block_list(self) -> str:
+        return self._prolific_ids("block_list")
 
     def clean(self):
         d = super().clean()

@@ -478,7 +478,8 @@ def lobby_poll(*, participant_id: int, gap_s: float | None = None) -> LobbyStatu
             .filter(presence.present_q(now))   # nobody whose waiting page has gone quiet
             .exclude(pk=me.pk).exclude(worker_id=me.worker_id)
             .exclude(_not_partners_q(me, batch))   # unconfirmed ids, one browser or address
-            .select_related("batch").order_by("waiting_since", "id")[:50]) if not _held(other)), None)
+            .select_related("batch").order_by("waiting_since", "id")[:50])
+            if not _held(other) and not _shares_address(me, other, batch)), None)
         if partner is not None and len(roles) >= 2:
             order = roles[:2] if random.random() < 0.5 else roles[1::-1]
             match = _match_with_agents(batch, {order[0]: partner, order[1]: me})
@@ -533,7 +534,7 @@ def _poll_arms(p: Participant, batch: Batch, now) -> LobbyStatus:
                       .exclude(_not_partners_q(me, batch))
                       .select_related("batch").order_by("waiting_since", "id"))
         for other in candidates[:50]:
-            if _held(other):
+            if _held(other) or _shares_address(me, other, batch):
                 continue
             theirs = batch_arms.draw(batch, row, other, new_before=draw.people)
             if theirs.arm.name == draw.arm.name:
@@ -611,6 +612,24 @@ def _not_partners_q(me: Participant, batch: Batch) -> Q:
     if me.client_addr and not batch.allow_shared_address and not is_loopback(me.client_addr):
         q |= Q(client_addr=me.client_addr)
     return q
+
+
+def _network(addr) -> str:
+    """The client an address stands for, as the rate limits count it (live.ratelimit.client_address):
+    an IPv4 address; an IPv6 address's /64 (the block a home or a host is given: a phone and a
+    laptop there have two addresses of it); an IPv4-mapped IPv6 address's IPv4 address."""
+    ip = ipaddress.ip_address(str(addr))
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{ip}/64", strict=False)) if ip.version == 6 else str(ip)
+
+
+def _shares_address(me: Participant, other: Participant, batch: Batch) -> bool:
+    """``other`` entered from ``me``'s client (``_network``) where ``_not_partners_q``'s exact
+    comparison cannot tell: two addresses of one IPv6 /64, or an address and its IPv4-mapped form."""
+    if batch.allow_shared_address or not me.client_addr or not other.client_addr or is_loopback(me.client_addr):
+        return False
+    return _network(me.client_addr) == _network(other.client_addr)
 
 
 def match_partner_gone(*, seat: Seat, gone_after_s: int) -> bool:

@@ -21,11 +21,14 @@
   - any other RequestError, or MTurk not answering -> ``unverified``: never refused on a message
     we do not recognise.
 
-  The HIT must not be one launched for another batch. The sandbox or the live endpoint is the one
-  the HIT was launched on (its ``Launch`` row), else the one ``turkSubmitTo`` names.
+  The HIT must not be one launched for another batch, and at entry, where HITs were launched
+  from here for this batch, one of them (not the lab's other HIT of the same account). The
+  sandbox or the live endpoint is the one the HIT was launched on (its ``Launch`` row), else the
+  one ``turkSubmitTo`` names.
 * Prolific: the link's ``SESSION_ID`` is the submission id; Retrieve-a-submission must answer a
   submission of the link's ``STUDY_ID`` for the link's ``PROLIFIC_PID``, and a newcomer's must be
-  ``ACTIVE`` (not returned, timed out or already submitted).
+  ``ACTIVE`` (not returned, timed out or already submitted). As with HITs, the study must be one
+  launched for this batch where it has any.
 * Lab links (signed by the server) and demo names are ``trusted``.
 
 When the platform answers "no" the entry is refused (``NotVerified``: a clear page, nothing is
@@ -65,10 +68,22 @@ class Check:
     active: bool = True  # Prolific: the submission is ACTIVE (a newcomer's must be)
 
 
-def _foreign(batch, platform: str, **ids) -> bool:
-    """The HIT or study was launched for another batch, never for this one."""
-    mine = Launch.objects.filter(batch=batch, platform=platform, **ids).exists()
-    return not mine and Launch.objects.filter(platform=platform, **ids).exclude(batch=batch).exists()
+def _not_ours(batch, platform: str, *, entry: bool, **ids) -> str:
+    """Why the link's HIT or study is not this batch's ('' when it may be): launched for another
+    batch only, or (at entry) the batch has HITs (studies) launched from here and this is none of
+    them (the lab's other HIT of the same account: its assignment would pass GetAssignment, and be
+    paid here, past this HIT's qualifications). A batch with none launched from here (a HIT made
+    by hand) cannot tell, and takes any that is not another batch's; a participant let in so is
+    not refused at pay because a HIT was launched from here since (``entry`` False)."""
+    [field] = ids
+    launched = Launch.objects.filter(platform=platform).exclude(**{field: ""})
+    if launched.filter(batch=batch, **ids).exists():
+        return ""
+    if launched.filter(**ids).exclude(batch=batch).exists():
+        return "another study's"
+    if entry and launched.filter(batch=batch).exists():
+        return "not one of this study's"
+    return ""
 
 
 def _mturk_live(batch, hit_id: str, submit_to: str) -> bool:
@@ -85,11 +100,13 @@ MTURK_REFUSED = ("MTurk does not confirm this assignment for this study ({why}).
 MTURK_PENDING = "MTurk confirms the assignment exists; HIT and worker are confirmed once it is submitted"
 
 
-def check_mturk(batch, *, worker_id: str, assignment_id: str, hit_id: str, submit_to: str = "") -> Check:
+def check_mturk(batch, *, worker_id: str, assignment_id: str, hit_id: str, submit_to: str = "",
+                entry: bool = True) -> Check:
     if not (assignment_id and hit_id):
         raise NotVerified(MTURK_REFUSED.format(why="the link has no assignment or HIT id"))
-    if _foreign(batch, "mturk", hit_id=hit_id):
-        raise NotVerified(MTURK_REFUSED.format(why="the HIT belongs to another study"))
+    not_ours = _not_ours(batch, "mturk", entry=entry, hit_id=hit_id)
+    if not_ours:
+        raise NotVerified(MTURK_REFUSED.format(why=f"the HIT is {not_ours}"))
     key = f"gt:verify:mturk:{batch.pk}:{hit_id}:{assignment_id}:{worker_id}"
     if cache.get(key):
         return Check(VERIFIED, "cached")
@@ -120,11 +137,12 @@ PROLIFIC_REFUSED = ("Prolific does not confirm this session for this study ({why
                     "Prolific itself; if you did, return it on Prolific and contact the researcher.")
 
 
-def check_prolific(batch, *, worker_id: str, study_id: str, session_id: str) -> Check:
+def check_prolific(batch, *, worker_id: str, study_id: str, session_id: str, entry: bool = True) -> Check:
     if not (study_id and session_id):
         raise NotVerified(PROLIFIC_REFUSED.format(why="the link has no STUDY_ID or SESSION_ID"))
-    if _foreign(batch, "prolific", study_id=study_id):
-        raise NotVerified(PROLIFIC_REFUSED.format(why="the study belongs to another batch"))
+    not_ours = _not_ours(batch, "prolific", entry=entry, study_id=study_id)
+    if not_ours:
+        raise NotVerified(PROLIFIC_REFUSED.format(why=f"the Prolific study is {not_ours}"))
     key = f"gt:verify:prolific:{batch.pk}:{study_id}:{session_id}:{worker_id}"
     if cache.get(key):
         return Check(VERIFIED, "cached")
@@ -204,10 +222,10 @@ def recheck(participant, *, force: bool = False) -> Check | None:
     try:
         if participant.platform == "mturk":
             check = check_mturk(batch, worker_id=participant.worker_id, assignment_id=participant.assignment_id,
-                                hit_id=participant.hit_id, submit_to=participant.submit_to)
+                                hit_id=participant.hit_id, submit_to=participant.submit_to, entry=False)
         else:
             check = check_prolific(batch, worker_id=participant.worker_id, study_id=participant.study_id,
-                                   session_id=participant.session_id)
+                                   session_id=participant.session_id, entry=False)
     except NotVerified as exc:
         participant.verification, participant.verify_note = REFUSED, str(exc)[:300]
         Participant.objects.filter(pk=participant.pk).update(verification=REFUSED, verify_tried_at=timezone.now(),

@@ -13,6 +13,8 @@ from tests.support.staff_users import staff_user
 
 pytestmark = pytest.mark.django_db
 
+P1, P2 = "60f6acb180a2b1d7c5a3e1f1", "60f6acb180a2b1d7c5a3e1f2"   # Prolific participant ids
+
 
 @pytest.fixture
 def staff(client):
@@ -91,16 +93,38 @@ def test_prolific_launch_and_pause(staff, monkeypatch):
     with Recorder() as rec:
         monkeypatch.setenv("GT_PROLIFIC_API", rec.base)
         monkeypatch.setenv("PROLIFIC_API_TOKEN", "t")
-        staff.post(f"/research/batches/{b.slug}/launch/", form(platform="prolific", block_list="5f1 5f2"))
+        staff.post(f"/research/batches/{b.slug}/launch/", form(platform="prolific", block_list=f"{P1} {P2}"))
         launch = Launch.objects.get()
         staff.post(f"/research/batches/{b.slug}/launch/{launch.pk}/", {"action": "PAUSE"})
     assert [r["path"] for r in rec.requests] == ["studies/", f"studies/{launch.study_id}/transition/"]
     body = rec.requests[0]["body"]
-    assert body["filters"] == [{"filter_id": "participant_blocklist", "selected_values": ["5f1", "5f2"]}]
+    assert body["filters"] == [{"filter_id": "participant_blocklist", "selected_values": [P1, P2]}]
     codes = {c["code"]: c["actions"][0]["action"] for c in body["completion_codes"]}
     assert codes == {"C1": "AUTOMATICALLY_APPROVE", "C9": "MANUALLY_REVIEW"}
     launch.refresh_from_db()
     assert launch.status == "paused" and launch.live is False
+
+
+def test_prolific_allow_and_block_lists_hold_ids_in_their_one_form(staff, monkeypatch):
+    """A pasted list is put in the form entry compares (lower case, each once); a pasted id with an
+    invisible character, a dot or of the wrong length is named and nothing is launched (issue 21,
+    item 2: one canonical form everywhere)."""
+    b = h.batch(entry_kinds=["prolific"], prolific_codes={"completed": "C1"})
+    with Recorder() as rec:
+        monkeypatch.setenv("GT_PROLIFIC_API", rec.base)
+        monkeypatch.setenv("PROLIFIC_API_TOKEN", "t")
+        url = f"/research/batches/{b.slug}/launch/"
+        for bad in (P1 + "\u200b", P1 + ".", P1[:-1]):
+            r = staff.post(url, form(platform="prolific", block_list=f"{P2}, {bad}"))
+            assert r.status_code == 400 and "Not Prolific participant ids" in r.content.decode()
+            r = staff.post(url, form(platform="prolific", allow_list=bad))
+            assert r.status_code == 400 and "Not Prolific participant ids" in r.content.decode()
+        assert rec.requests == [] and not Launch.objects.exists()
+        staff.post(url, form(platform="prolific", allow_list=f" {P1.upper()}\n{P1}", block_list=f"{P2.upper()},{P2}"))
+    assert Launch.objects.get().status == "sent"
+    assert rec.requests[0]["body"]["filters"] == [
+        {"filter_id": "participant_allowlist", "selected_values": [P1]},
+        {"filter_id": "participant_blocklist", "selected_values": [P2]}]
 
 
 def test_review_rule_preview_pay_once_and_csv(staff, stub):

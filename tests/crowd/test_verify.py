@@ -186,6 +186,32 @@ def test_an_assignment_of_another_hit_or_batch(mturk_rec):
     assert Client().get(mturk_url(other, w, a_other, foreign)).status_code == 302
 
 
+def test_an_assignment_of_a_hit_not_launched_for_this_batch_is_refused(mturk_rec):
+    """The lab's other HIT (same requester, not launched from here, e.g. an earlier survey): its
+    assignment with its own HIT id in a link to this batch would pass GetAssignment (MTurk names
+    that HIT and this worker) and be approved and bonused here, past this HIT's qualifications.
+    A batch with HITs launched from here takes only those HITs."""
+    b = human_human(slug="own-hits", pay_cents=150)
+    hit, elsewhere = launched(mturk_rec, b), mturk_rec.hit()
+    w = mturk_worker()
+    in_progress = mturk_rec.accept(w, elsewhere)
+    assert "not one of this study" in refused(Client().get(mturk_url(b, w, in_progress, elsewhere)))
+    mturk_rec.submit(in_progress)
+    assert "not one of this study" in refused(Client().get(mturk_url(b, w, in_progress, elsewhere)))
+    assert not b.participants.exists() and "GetAssignment" not in mturk_rec.ops()
+    mine = mturk_rec.accept(w, hit)
+    assert to_waiting(Client(), mturk_url(b, w, mine, hit)).verification == verify.PENDING
+    loose = human_human(slug="no-launch", pay_cents=150)   # a HIT made by hand: no launch row to compare with
+    by_hand = mturk_rec.accept(w, elsewhere)
+    p = to_waiting(Client(), mturk_url(loose, w, by_hand, elsewhere))
+    launched(mturk_rec, loose)   # a HIT launched from here since: who came by the first is still paid
+    Participant.objects.filter(pk=p.pk).update(state="done", outcome="completed", pay="full", pay_cents=150)
+    p.refresh_from_db()
+    mturk_rec.submit(by_hand)
+    assert payments.act(p, PayAction.Kind.APPROVE).status == "sent"
+    assert Participant.objects.get(pk=p.pk).verification == verify.VERIFIED
+
+
 def test_a_submitted_assignment_names_its_worker_and_is_verified(mturk_rec):
     """After submission GetAssignment answers the Assignment: another worker id with it is
     refused, the worker it names is verified (and the answer cached: a second entry does not ask)."""
@@ -201,6 +227,32 @@ def test_a_submitted_assignment_names_its_worker_and_is_verified(mturk_rec):
     assert p.verification == verify.VERIFIED and p.verified_at
     assert verify.check_mturk(b, worker_id=real, assignment_id=a, hit_id=hit).note == "cached"
     assert [op for op, _ in mturk_rec.calls].count("GetAssignment") == 2
+
+
+def test_mturk_is_asked_on_the_endpoint_the_hit_was_launched_on(mturk_rec, monkeypatch):
+    """Sandbox and live alike: a HIT launched live is asked about on the live endpoint (its launch
+    row says so, whatever the link's turkSubmitTo), a sandbox one on the sandbox; a HIT made by
+    hand, where turkSubmitTo points. Both endpoints are the recorder here; the flag is recorded."""
+    from crowd import mturk
+
+    asked, real = [], mturk.client
+    monkeypatch.setattr(mturk, "client", lambda *, live=False, quick=False: asked.append(live) or real(live=live,
+                                                                                                      quick=quick))
+    b = human_human(slug="endpoints")
+    live_hit = mturk_rec.hit(annotation=b.slug)
+    Launch.objects.create(batch=b, platform="mturk", hit_id=live_hit, live=True, status="sent")
+    sandbox_hit = launched(mturk_rec, b)
+    for hit, submit_to, expected in ((live_hit, SANDBOX, True), (sandbox_hit, "https://www.mturk.com", False)):
+        a = mturk_rec.accept(mturk_worker(), hit)
+        assert verify.check_mturk(b, worker_id=mturk_worker(), assignment_id=a, hit_id=hit,
+                                  submit_to=submit_to).status == verify.PENDING
+        assert asked.pop() is expected
+    by_hand = human_human(slug="endpoints-by-hand")
+    hit = mturk_rec.hit()
+    for submit_to, expected in ((SANDBOX, False), ("https://www.mturk.com", True)):
+        verify.check_mturk(by_hand, worker_id=mturk_worker(), assignment_id=mturk_rec.accept(mturk_worker(), hit),
+                           hit_id=hit, submit_to=submit_to)
+        assert asked.pop() is expected
 
 
 def test_an_unrecognised_mturk_error_lets_the_worker_in_unverified(mturk_rec):
@@ -356,6 +408,18 @@ def test_prolific_session_must_be_an_active_submission_of_this_study_for_this_pa
     assert Client().get(prolific_url(b, pid, study, sess)).status_code == 302
     assert Participant.objects.get(batch=b).verification == verify.VERIFIED
     assert f"submissions/{sess}/" in [r["path"] for r in prolific_rec.requests]
+
+
+def test_a_submission_of_a_study_not_launched_for_this_batch_is_refused(prolific_rec):
+    """The lab's other Prolific study (not launched from here): its active submission with its own
+    STUDY_ID in a link to this batch is refused where the batch has studies launched from here."""
+    b = human_human(slug="own-studies")
+    study, elsewhere = study_of(b), prolific_id()
+    pid = prolific_id()
+    sess = prolific_rec.start(pid, elsewhere)
+    assert "not one of this study" in refused(Client().get(prolific_url(b, pid, elsewhere, sess)))
+    assert not b.participants.exists() and not any(r["path"].startswith("submissions/") for r in prolific_rec.requests)
+    assert Client().get(prolific_url(b, pid, study, prolific_rec.start(pid, study))).status_code == 302
 
 
 def test_prolific_down_is_unverified_and_checked_again_before_pay(prolific_rec):
@@ -571,6 +635,26 @@ def test_two_people_from_one_address_are_paired_only_where_the_batch_allows_it()
     assert lobby.lobby_poll(participant_id=p2.pk).seat_token is None
     Batch.objects.filter(pk=b.pk).update(allow_shared_address=True)
     assert lobby.lobby_poll(participant_id=p2.pk).seat_token
+
+
+def test_two_people_from_one_ipv6_block_are_not_paired():
+    """IPv6: a home or a host is given a /64 (the rate limits count it as one client,
+    live.ratelimit.client_address); a phone and a laptop there have two addresses of it, so one
+    person could pair with themself. An IPv4-mapped address is its IPv4 address."""
+    b = human_human(slug="one-block")
+    p1 = to_waiting(Client(REMOTE_ADDR="2001:db8:1:2::10"), lab(b, "ann"))
+    p2 = to_waiting(Client(REMOTE_ADDR="2001:db8:1:2:a:b:c:d"), lab(b, "bob"))
+    assert p1.client_addr != p2.client_addr
+    assert lobby.lobby_poll(participant_id=p2.pk).seat_token is None
+    p3 = to_waiting(Client(REMOTE_ADDR="2001:db8:1:3::10"), lab(b, "cat"))   # another /64
+    seat = lobby.lobby_poll(participant_id=p3.pk)
+    assert {s.participant_id for s in Seat.objects.filter(match_id=seat.match_id)} == {p1.pk, p3.pk}
+    b2 = human_human(slug="one-v4")
+    to_waiting(Client(REMOTE_ADDR="::ffff:203.0.113.9"), lab(b2, "dan"))
+    q2 = to_waiting(Client(REMOTE_ADDR="203.0.113.9"), lab(b2, "eve"))
+    assert lobby.lobby_poll(participant_id=q2.pk).seat_token is None
+    Batch.objects.filter(pk=b2.pk).update(allow_shared_address=True)
+    assert lobby.lobby_poll(participant_id=q2.pk).seat_token
 
 
 def test_the_admin_lists_and_filters_participants_by_verification(mturk_rec):
