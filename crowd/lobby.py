@@ -431,6 +431,9 @@ def lobby_poll(*, participant_id: int, gap_s: float | None = None) -> LobbyStatu
     now = timezone.now()
     p = Participant.objects.select_related("batch").get(pk=participant_id)
     if p.state == Participant.State.WAITING:
+        # what the game imports on first use is loaded in the background while this worker waits,
+        # not inside the pairing below (the match's content), under the batch row's lock
+        get_game(p.batch.game_id).warm_up_soon()
         if presence.is_away(p, now) and not presence.kept_polling(gap_s):
             return _status(p, away=True)
         presence.participant_seen(p.pk, now)   # its own write, before any lock below

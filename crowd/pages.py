@@ -157,6 +157,8 @@ def participant_page(request, token: str):
         except lobby.BatchCannotRun:
             return _unavailable(request, p.batch)
     game = get_game(p.batch.game_id)
+    if p.state in (Participant.State.CONSENT, Participant.State.INSTRUCTIONS, Participant.State.ONBOARDING):
+        game.warm_up_soon()   # loaded while the person reads, before the lobby pairs them (crowd/lobby.py)
     # blind: arms with people beside arms with agents (live/arms.py): the instructions say nothing
     # of the partner that only an agent arm would (e.g. GuessWhich's "ALICE")
     ctx = {"p": p, "batch": p.batch, "game": game, "terms": crowd_views.terms(p.batch),

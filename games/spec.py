@@ -10,6 +10,8 @@ at (``rules``, ``content``, ...) are imported on first use.
 """
 from __future__ import annotations
 
+import logging
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import import_module
@@ -61,6 +63,11 @@ def _optional_module(name: str) -> ModuleType | None:
         if exc.name == name:   # the module itself is absent (not something it imports)
             return None
         raise
+
+
+# the games whose warm_up this process has started (GameSpec.warm_up_soon)
+_warming: set[str] = set()
+_warming_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -150,10 +157,12 @@ class GameSpec:
                           game page renders (e.g. render the images the page will ask for).
       ``warm_up``         optional ``"module:function"`` called as ``fn()`` by a process that is about to
                           play the game's rounds (the agent worker, at start-up, for the games of
-                          the agents it serves: agents/registry.py ``warm_up_for_worker``): what the
+                          the agents it serves: agents/registry.py ``warm_up_for_worker``; a web
+                          process, in the background, when it first serves a participant of a batch
+                          of the game: :meth:`GameSpec.warm_up_soon`, crowd/lobby.py): what the
                           game imports on first use rather than at import (colour: colour-science,
                           about 1.5 s of CPU, games/colors/content.py) is then loaded before the first
-                          turn rather than inside it.
+                          turn, or the pairing that makes the match's content, rather than inside it.
       ``urls``            optional module (``".urls"``) whose ``urlpatterns`` the site includes at
                           its root: the game's own endpoints.
       ``demo_batches``    batches ``manage.py gt_demo`` creates so a newcomer can play at once: each
@@ -196,6 +205,31 @@ class GameSpec:
     def resolve(self, ref: str) -> Any:
         """``"module:attr"`` of this spec (a leading dot: inside the game's package)."""
         return _resolve(ref, self.package)
+
+    def warm_up_soon(self) -> threading.Thread | None:
+        """Run the game's ``warm_up`` in a background thread of this process, once per process
+        (the first call starts it; later calls, and a game without one, return None at once). A web
+        process calls it when it serves a participant of a batch of this game (crowd/lobby.py), so
+        the pairing that makes the match's content (colour: colour-science, about 1.5 s of CPU,
+        under the batch row's lock) does not pay the import: a person waits in the lobby seconds
+        before a partner comes. A computation that needs the module before the thread is done waits
+        on Python's import lock, as it would have waited for its own import."""
+        if not self.warm_up:
+            return None
+        with _warming_lock:
+            if self.package in _warming:
+                return None
+            _warming.add(self.package)
+
+        def run() -> None:
+            try:
+                self.resolve(self.warm_up)()
+            except Exception:   # left to the first use, which raises where it matters
+                logging.getLogger(__name__).exception("game %s could not be warmed up", self.package)
+
+        thread = threading.Thread(target=run, name=f"gt-warm-up-{self.name}", daemon=True)
+        thread.start()
+        return thread
 
     # ------------------------------------------------------------------ the package's modules
     @cached_property
