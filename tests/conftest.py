@@ -290,7 +290,9 @@ def pytest_xdist_make_scheduler(config, log):
 #   machine loaded by the other workers missed;
 # * the rate limiter's tests, whose buckets refill with the clock (a 60-per-minute limit over six
 #   requests, a 0.5 s pool timeout for 200 checks at once, a retry-after within 0.1 s): under the
-#   parallel phase's load on 2 cores the requests were slow enough for the buckets to refill.
+#   parallel phase's load on 2 cores the requests were slow enough for the buckets to refill;
+# * the two-server presence tests (``tests/crowd/test_presence.py``, their own mark): two present
+#   people paired in under 2 s, a seat that never connects aborted within its grace and a sweep.
 SERIAL_MARKERS = ("faults",)
 SERIAL_FILES = ("tests/live/test_ratelimit.py", "tests/live/test_ratelimit_http.py")
 

@@ -253,6 +253,9 @@ def two_servers(django_db_setup, django_db_blocker):
         yield x, y
 
 
+# Serial (tests/conftest.py): its marks (paired in under 2 s, aborted within the grace and a sweep) are
+# the issue's, and two servers on a machine the parallel phase loads (load 10 on 2 cores) missed them.
+@pytest.mark.serial
 @pytest.mark.django_db(transaction=True)
 def test_ghost_pairing_across_two_server_processes(two_servers):
     """A polls once on server X and leaves; B arrives on server Y 20 s later (A's last poll moved
@@ -307,6 +310,7 @@ async def _until_aborted(ws, timeout: float) -> dict:
                 return ev
 
 
+@pytest.mark.serial
 @pytest.mark.django_db(transaction=True)
 def test_a_seat_that_never_connects_across_two_server_processes(two_servers):
     """A and B are paired; A's game page connects its socket on X, B's never does. Within the grace

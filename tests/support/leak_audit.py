@@ -116,9 +116,11 @@ def get(client: httpx.Client, url: str) -> httpx.Response:
 
 
 def http_pages(base: str, client: httpx.Client, match: Match, seat: Seat, log: SeatLog, when: str) -> None:
-    """The pages a seat's browser reaches: participant page, status poll, game page, images."""
+    """The pages a seat's browser reaches: participant page, status poll, game page, its turn
+    clock (static/gt/stall.js polls it), images."""
     token = seat.participant.token
-    urls = [f"/p/{token}/", f"/p/{token}/status", f"/m/{match.id}/?seat={seat.token}"]
+    urls = [f"/p/{token}/", f"/p/{token}/status", f"/m/{match.id}/?seat={seat.token}",
+            f"/m/{match.id}/turn?seat={seat.token}"]
     for url in urls:
         response = get(client, base + url)
         log.pages.append((when, url, response.status_code, response.text))
