@@ -299,7 +299,9 @@ def participant_enter(*, batch: Batch, params: EntryParams, session, client_addr
         participant.study_id, participant.session_id = params.study_id, params.session_id
         participant.submit_to = params.submit_to
         participant.save(update_fields=["assignment_id", "hit_id", "submit_to", "study_id", "session_id"])
-    elif params.platform == "mturk" and params.submit_to != participant.submit_to:
+    elif params.platform == "mturk" and check is not None and params.submit_to != participant.submit_to:
+        # turkSubmitTo names the endpoint of a HIT made by hand (verify.mturk_endpoint): it changes
+        # only with the check that asked MTurk on it, so entry and pay ask the same endpoint
         participant.submit_to = params.submit_to
         participant.save(update_fields=["submit_to"])
     return participant

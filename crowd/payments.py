@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 import json
@@ -42,7 +42,7 @@ from django.db.models import Sum
 from django.utils import timezone
 from botocore.exceptions import BotoCoreError, ClientError
 
-from crowd import mturk, outcomes, prolific, verify
+from crowd import mturk, outcomes, platform_ids, prolific, verify
 from games.registry import bonus_kinds
 from crowd.models import BonusRule, Launch, PayAction, Participant
 from live.models import Batch, Match, MatchEvent, Seat
@@ -142,6 +142,13 @@ class Row:
     bonus_cents: int
     actions: dict          # kind -> PayAction
     minutes: float | None
+    # MTurk: the endpoint the assignment is on (verify.participant_endpoint); shown when the HIT was
+    # not launched from here, so a sandbox assignment in a live study is seen
+    endpoint: verify.Endpoint | None = None
+    # other participants of the batch with this worker's id in another spelling (stored before ids
+    # had one form, crowd/migrations/0007), and whether the stored id is not one of its platform's
+    same_worker: list = field(default_factory=list)
+    bad_id: bool = False
 
     @property
     def pay_id(self) -> str:
@@ -171,13 +178,34 @@ def review_rows(batch: Batch) -> list[Row]:
     actions: dict = {}
     for a in PayAction.objects.filter(participant__batch=batch):
         actions.setdefault(a.participant_id, {})[a.kind] = a
-    for p in batch.participants.order_by("created_at"):
+    launches = verify.launched_hits(batch)
+    people = list(batch.participants.select_related("batch").order_by("created_at"))
+    canonical = {p.pk: _canonical_or_none(p) for p in people}
+    by_worker: dict = {}
+    for p in people:
+        if canonical[p.pk] is not None:
+            by_worker.setdefault((p.platform, canonical[p.pk]), []).append(p)
+    for p in people:
         ms = participant_matches(p)
         minutes = None
         if p.finished_at:   # from entering (consent when recorded) to the end of the worker's part
             minutes = round(max(0.0, (p.finished_at - (p.consented_at or p.created_at)).total_seconds()) / 60, 1)
-        rows.append(Row(p, ms, bonus_cents(rule, ms), actions.get(p.id, {}), minutes))
+        same = [o for o in by_worker.get((p.platform, canonical[p.pk]), []) if o.pk != p.pk]
+        rows.append(Row(p, ms, bonus_cents(rule, ms), actions.get(p.id, {}), minutes,
+                        endpoint=verify.participant_endpoint(p, launches=launches), same_worker=same,
+                        bad_id=canonical[p.pk] is None))
     return rows
+
+
+def _canonical_or_none(p: Participant) -> str | None:
+    """The participant's worker id in its one form (crowd/platform_ids.py); None when the stored id
+    is not one (kept as stored before ids were checked: a dot, an invisible character)."""
+    if p.platform not in ("mturk", "prolific"):
+        return p.worker_id
+    try:
+        return platform_ids.canonical(p.platform, p.worker_id)
+    except platform_ids.BadId:
+        return None
 
 
 # ------------------------------------------------------------------------------------ the ledger
@@ -269,10 +297,12 @@ def _plain(x):
 
 
 def _mturk_client(p: Participant, clients: dict):
-    live = Launch.objects.filter(batch=p.batch, platform="mturk", hit_id=p.hit_id).values_list("live", flat=True).first()
-    key = ("mturk", bool(live))
+    """The client of the endpoint the participant's assignment is on: the same answer as at entry
+    (``verify.participant_endpoint``: the HIT's launch row, else the recorded ``turkSubmitTo``)."""
+    live = verify.participant_endpoint(p).live
+    key = ("mturk", live)
     if key not in clients:
-        clients[key] = mturk.client(live=bool(live))
+        clients[key] = mturk.client(live=live)
     return clients[key]
 
 
@@ -444,14 +474,24 @@ def excluded_workers(batch: Batch, platform: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------------- reconciliation
+def _endpoint_cell(endpoint: verify.Endpoint | None) -> str:
+    """MTurk's endpoint of the assignment: "live" or "sandbox" for a launched HIT, "live (turkSubmitTo)"
+    or "sandbox (turkSubmitTo)" for a HIT made by hand; "" for any other platform."""
+    if endpoint is None:
+        return ""
+    return endpoint.name if endpoint.launched else f"{endpoint.name} (turkSubmitTo)"
+
+
 def reconciliation_csv(batch: Batch) -> str:
     """The review page's CSV: one row per participant. Ids, codes and reasons a participant can
-    influence (a Prolific id, a session id) are quoted and escaped (groundtalk_web.csvsafe)."""
+    influence (a Prolific id, a session id) are quoted and escaped (groundtalk_web.csvsafe). The
+    last column is MTurk's endpoint of the assignment (``verify.participant_endpoint``), the one
+    approve, reject and bonus use."""
     buf = io.StringIO()
     w = csvsafe.writer(buf)
     w.writerow(["platform", "worker_id", "assignment_or_submission", "hit_or_study", "exit_reason", "outcome",
                 "completion_code", "pay", "pay_cents", "approved", "rejected", "bonus_cents", "bonus_status",
-                "bonus_paid_at", "bonus_key"])
+                "bonus_paid_at", "bonus_key", "mturk_endpoint"])
     for r in review_rows(batch):
         p, a = r.participant, r.actions
         bonus = a.get(PayAction.Kind.BONUS)
@@ -464,5 +504,6 @@ def reconciliation_csv(batch: Batch) -> str:
                     p.completion_code, p.pay, "" if p.pay_cents is None else p.pay_cents,
                     st(PayAction.Kind.APPROVE), st(PayAction.Kind.REJECT),
                     bonus.amount_cents if bonus else 0, bonus.status if bonus else "",
-                    bonus.sent_at.isoformat() if bonus and bonus.sent_at else "", bonus.key if bonus else ""])
+                    bonus.sent_at.isoformat() if bonus and bonus.sent_at else "", bonus.key if bonus else "",
+                    _endpoint_cell(r.endpoint)])
     return buf.getvalue()

@@ -23,8 +23,8 @@
 
   The HIT must not be one launched for another batch, and at entry, where HITs were launched
   from here for this batch, one of them (not the lab's other HIT of the same account). The
-  sandbox or the live endpoint is the one the HIT was launched on (its ``Launch`` row), else the
-  one ``turkSubmitTo`` names.
+  sandbox or the live endpoint is ``mturk_endpoint``'s, the one answer that verification, pay and
+  the review page share: the HIT's ``Launch`` row, else the ``turkSubmitTo`` recorded at entry.
 * Prolific: the link's ``SESSION_ID`` is the submission id; Retrieve-a-submission must answer a
   submission of the link's ``STUDY_ID`` for the link's ``PROLIFIC_PID``, and a newcomer's must be
   ``ACTIVE`` (not returned, timed out or already submitted). As with HITs, the study must be one
@@ -40,6 +40,7 @@ answer (``verified``) is cached (the process cache, ``CACHE_S``) so a reload doe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.core.cache import cache
@@ -86,11 +87,53 @@ def _not_ours(batch, platform: str, *, entry: bool, **ids) -> str:
     return ""
 
 
-def _mturk_live(batch, hit_id: str, submit_to: str) -> bool:
-    launch = Launch.objects.filter(batch=batch, platform="mturk", hit_id=hit_id).values_list("live", flat=True).first()
-    if launch is not None:
-        return bool(launch)
-    return "sandbox" not in (submit_to or "")
+# turkSubmitTo's host on live MTurk (www.mturk.com today; its worker site's host, should it send that)
+LIVE_SUBMIT_HOSTS = ("www.mturk.com", "mturk.com", "worker.mturk.com")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Which MTurk endpoint a HIT's assignments are on: ``live`` or the sandbox; ``launched``: a
+    launch row of the batch says so, else the ``turkSubmitTo`` recorded at entry (a HIT made by hand)."""
+    live: bool
+    launched: bool
+
+    @property
+    def name(self) -> str:
+        return "live" if self.live else "sandbox"
+
+
+def launched_hits(batch) -> dict[str, bool]:
+    """hit id -> live, for the HITs launched from here for ``batch`` (one query, for a page of rows)."""
+    return dict(Launch.objects.filter(batch=batch, platform="mturk").exclude(hit_id="")
+                .values_list("hit_id", "live"))
+
+
+def mturk_endpoint(batch, hit_id: str, submit_to: str, *, launches: dict | None = None) -> Endpoint:
+    """THE one answer to "sandbox or live?" for a HIT of ``batch`` (verification at entry and before
+    pay, approve/reject/bonus, the review page's reconciliation): the launch row when the HIT was
+    launched from here for this batch, else the ``turkSubmitTo`` recorded at entry
+    (``Participant.submit_to``): live when its host is MTurk's live one (``www.mturk.com``, as MTurk
+    sends it), the sandbox for anything else (``workersandbox.mturk.com``, none, a made-up host):
+    nothing is live unless something says so. The link's value is the worker's to choose, but
+    GetAssignment is asked on the endpoint it names, and an assignment exists on one endpoint
+    only: a sandbox assignment claimed as live is "does not exist" there, and the other way round.
+    The recorded value changes only with a new check (crowd/lobby.py), so entry and pay agree."""
+    launches = launched_hits(batch) if launches is None else launches
+    if hit_id and hit_id in launches:
+        return Endpoint(live=bool(launches[hit_id]), launched=True)
+    try:
+        host = (urlsplit(submit_to or "").hostname or "").lower()
+    except ValueError:   # not a URL (an odd [ ]): not MTurk's
+        host = ""
+    return Endpoint(live=host in LIVE_SUBMIT_HOSTS, launched=False)
+
+
+def participant_endpoint(p, *, launches: dict | None = None) -> Endpoint | None:
+    """The MTurk endpoint of a participant's assignment (None for any other platform)."""
+    if p.platform != "mturk":
+        return None
+    return mturk_endpoint(p.batch, p.hit_id, p.submit_to, launches=launches)
 
 
 MTURK_REFUSED = ("MTurk does not confirm this assignment for this study ({why}). Please open the study from the HIT "
@@ -111,7 +154,7 @@ def check_mturk(batch, *, worker_id: str, assignment_id: str, hit_id: str, submi
     if cache.get(key):
         return Check(VERIFIED, "cached")
     try:
-        answer = mturk.get_assignment(mturk.client(live=_mturk_live(batch, hit_id, submit_to), quick=True),
+        answer = mturk.get_assignment(mturk.client(live=mturk_endpoint(batch, hit_id, submit_to).live, quick=True),
                                       assignment_id)
     except ClientError as exc:
         code, message = mturk.error_code(exc), mturk.error_message(exc)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.test import Client
 
 from crowd import payments, reconcile, verify
@@ -253,6 +254,95 @@ def test_mturk_is_asked_on_the_endpoint_the_hit_was_launched_on(mturk_rec, monke
         verify.check_mturk(by_hand, worker_id=mturk_worker(), assignment_id=mturk_rec.accept(mturk_worker(), hit),
                            hit_id=hit, submit_to=submit_to)
         assert asked.pop() is expected
+
+
+@pytest.fixture
+def two_endpoints(monkeypatch):
+    """MTurk's live and sandbox endpoints as two recorders (each knows only its own HITs and
+    assignments, as the two MTurks do), reached through crowd.mturk.client's own choice."""
+    from crowd import mturk
+    from tests.support.mturk_server import MTurkRecorder
+
+    with MTurkRecorder() as live, MTurkRecorder() as sandbox:
+        monkeypatch.delenv("GT_MTURK_ENDPOINT", raising=False)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+        monkeypatch.setattr(mturk, "LIVE_ENDPOINT", live.url)
+        monkeypatch.setattr(mturk, "SANDBOX_ENDPOINT", sandbox.url)
+        cache.clear()
+        yield live, sandbox
+    cache.clear()
+
+
+def test_a_hit_made_by_hand_is_verified_and_paid_on_the_endpoint_recorded_at_entry(two_endpoints):
+    """A HIT made by hand (no launch row): the endpoint is the one turkSubmitTo named at entry, where
+    MTurk confirmed the assignment, for the entry check, the check before pay and the approve alike
+    (verify.mturk_endpoint); a later link cannot move it. The review page and its CSV say which
+    endpoint each such assignment is on, so a sandbox assignment in a live study is seen."""
+    live, sandbox = two_endpoints
+    b = human_human(slug="by-hand-endpoints", pay_cents=150)
+    live_hit, sandbox_hit = live.hit("3LIVEHIT0000000000000000000001"), sandbox.hit("3SANDHIT0000000000000000000001")
+    w_live, w_sandbox, w_claims_live = mturk_worker(), mturk_worker(), mturk_worker()
+    a_live = live.accept(w_live, live_hit)
+    sandbox.accept(mturk_worker(), sandbox_hit)   # the two MTurks number assignments alike: skip live's id
+    a_sandbox = sandbox.accept(w_sandbox, sandbox_hit)
+    a_other = sandbox.accept(w_claims_live, sandbox_hit)
+
+    def url(worker, assignment, hit, submit_to):
+        return f"/b/{b.slug}/?workerId={worker}&assignmentId={assignment}&hitId={hit}&turkSubmitTo={submit_to}"
+
+    c = Client()
+    p_live = to_waiting(c, url(w_live, a_live, live_hit, "https://www.mturk.com"))
+    p_sandbox = to_waiting(Client(), url(w_sandbox, a_sandbox, sandbox_hit, SANDBOX))
+    assert p_live.verification == p_sandbox.verification == verify.PENDING
+    assert [x["AssignmentId"] for op, x in live.calls if op == "GetAssignment"] == [a_live]
+    assert [x["AssignmentId"] for op, x in sandbox.calls if op == "GetAssignment"] == [a_sandbox]
+    # a sandbox assignment whose link claims live is asked about on live, which has no such assignment
+    refused(Client().get(url(w_claims_live, a_other, sandbox_hit, "https://www.mturk.com")))
+    # the same browser back with another turkSubmitTo: the endpoint MTurk confirmed stays
+    assert c.get(url(w_live, a_live, live_hit, SANDBOX)).status_code == 302
+    assert verify.participant_endpoint(Participant.objects.get(pk=p_live.pk)) == verify.Endpoint(live=True,
+                                                                                                 launched=False)
+    live.submit(a_live), sandbox.submit(a_sandbox)
+    Participant.objects.filter(pk__in=[p_live.pk, p_sandbox.pk]).update(
+        state="done", outcome="completed", pay="full", pay_cents=150, exit_reason="completed")
+    for p in Participant.objects.filter(pk__in=[p_live.pk, p_sandbox.pk]):
+        assert payments.act(p, PayAction.Kind.APPROVE).status == PayAction.Status.SENT
+    assert [x["AssignmentId"] for op, x in live.calls if op == "ApproveAssignment"] == [a_live]
+    assert [x["AssignmentId"] for op, x in sandbox.calls if op == "ApproveAssignment"] == [a_sandbox]
+    assert set(Participant.objects.filter(batch=b).values_list("verification", flat=True)) == {verify.VERIFIED}
+
+    staff = User.objects.create_superuser("endpoints", "endpoints@example.org", None)   # force_login: no hash
+    staff_client = Client()
+    staff_client.force_login(staff)
+    page = staff_client.get(f"/research/batches/{b.slug}/review/").content.decode()
+    assert f"MTurk live (HIT {live_hit}, not launched from here)" in page
+    assert f"MTurk sandbox: a sandbox assignment, paid nothing (HIT {sandbox_hit}, not launched from here)" in page
+    import csv
+    import io
+    rows = {r["worker_id"]: r["mturk_endpoint"] for r in csv.DictReader(io.StringIO(payments.reconciliation_csv(b)))}
+    assert rows == {w_live: "live (turkSubmitTo)", w_sandbox: "sandbox (turkSubmitTo)"}
+
+
+def test_a_launched_hit_is_paid_on_its_launch_rows_endpoint_whatever_the_link_said(two_endpoints):
+    """The launch row decides for a HIT launched from here: a live HIT's worker whose link says
+    the sandbox is asked about and approved on live; the review page adds no endpoint line."""
+    live, _sandbox = two_endpoints
+    b = human_human(slug="launched-endpoint", pay_cents=150)
+    hit = live.hit("3LAUNCHEDLIVE00000000000000001", annotation=b.slug)
+    Launch.objects.create(batch=b, platform="mturk", hit_id=hit, live=True, status="sent")
+    w = mturk_worker()
+    a = live.accept(w, hit)
+    p = to_waiting(Client(), mturk_url(b, w, a, hit))   # turkSubmitTo: the sandbox
+    live.submit(a)
+    Participant.objects.filter(pk=p.pk).update(state="done", outcome="completed", pay="full", pay_cents=150)
+    assert payments.act(Participant.objects.get(pk=p.pk), PayAction.Kind.APPROVE).status == PayAction.Status.SENT
+    assert [op for op in live.ops() if op in ("GetAssignment", "ApproveAssignment")] == \
+        ["GetAssignment", "GetAssignment", "ApproveAssignment"]
+    assert not _sandbox.calls
+    [row] = payments.review_rows(b)
+    assert row.endpoint == verify.Endpoint(live=True, launched=True)
+    assert payments.reconciliation_csv(b).splitlines()[1].endswith('"live"')
 
 
 def test_an_unrecognised_mturk_error_lets_the_worker_in_unverified(mturk_rec):
