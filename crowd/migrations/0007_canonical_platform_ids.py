@@ -20,7 +20,7 @@ both rows for the operator. The review page lists such participants of a batch a
 (crowd/payments.py:review_rows), whatever this migration left.
 
 The forms are copied here from crowd/platform_ids.py as they are now (a migration must not change
-when that module does); tests/crowd/test_canonical_ids_migration.py checks that they agree.
+when that module does); tests/crowd/test_platform_ids_migration.py checks that they agree.
 Reverse: nothing (the old spellings are not kept, and no code needs them).
 """
 from __future__ import annotations
