@@ -83,14 +83,12 @@ def unseen(batch: Batch, *, clients: dict | None = None) -> Report:
     report = Report()
     current, earlier = _index(batch)
     launches = Launch.objects.filter(batch=batch).exclude(status="failed")
-    launched = verify.launched_hits(batch)
     for launch in launches.filter(platform="mturk").exclude(hit_id=""):
         report.asked.append(f"MTurk HIT {launch.hit_id}")
         try:
-            live = verify.mturk_endpoint(batch, launch.hit_id, "", launches=launched).live   # the launch row's
-            key = ("mturk", live)
+            key = ("mturk", launch.live)   # a launched HIT's endpoint is its launch row's (verify.mturk_endpoint)
             if key not in clients:
-                clients[key] = mturk.client(live=live)
+                clients[key] = mturk.client(live=launch.live)
             assignments = mturk.submitted_assignments(clients[key], launch.hit_id)
         except (ClientError, BotoCoreError) as exc:
             report.errors.append(f"MTurk could not list HIT {launch.hit_id}'s submitted assignments: "
