@@ -27,6 +27,7 @@ from crowd.outcomes import participant_exit
 from crowd import presence
 from crowd.models import Participant
 from live import arms as batch_arms
+from live import ratelimit
 from live.models import Batch, Content, Match, Seat
 from games.registry import get_game
 from live.services import SeatSpec, match_abort, match_create
@@ -619,22 +620,13 @@ def _not_partners_q(me: Participant, batch: Batch) -> Q:
     return q
 
 
-def _network(addr) -> str:
-    """The client an address stands for, as the rate limits count it (live.ratelimit.client_address):
-    an IPv4 address; an IPv6 address's /64 (the block a home or a host is given: a phone and a
-    laptop there have two addresses of it); an IPv4-mapped IPv6 address's IPv4 address."""
-    ip = ipaddress.ip_address(str(addr))
-    if ip.version == 6 and ip.ipv4_mapped is not None:
-        return str(ip.ipv4_mapped)
-    return str(ipaddress.ip_network(f"{ip}/64", strict=False)) if ip.version == 6 else str(ip)
-
-
 def _shares_address(me: Participant, other: Participant, batch: Batch) -> bool:
-    """``other`` entered from ``me``'s client (``_network``) where ``_not_partners_q``'s exact
-    comparison cannot tell: two addresses of one IPv6 /64, or an address and its IPv4-mapped form."""
+    """``other`` entered from ``me``'s client where ``_not_partners_q``'s exact
+    comparison cannot tell: two addresses of one IPv6 /64, or an address and its IPv4-mapped form
+    (the client as the rate limits count it, ``live.ratelimit.address_key``)."""
     if batch.allow_shared_address or not me.client_addr or not other.client_addr or is_loopback(me.client_addr):
         return False
-    return _network(me.client_addr) == _network(other.client_addr)
+    return ratelimit.address_key(me.client_addr) == ratelimit.address_key(other.client_addr)
 
 
 def match_partner_gone(*, seat: Seat, gone_after_s: int) -> bool:

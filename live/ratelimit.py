@@ -363,9 +363,14 @@ def client_address(request) -> str:
     decide whether a proxy's ``X-Forwarded-For`` is believed). IPv6 clients count per /64, the
     block one host is usually given. "" when unknown (a unix socket without proxy headers): then
     no per-address limit applies."""
-    raw = (request.META.get("REMOTE_ADDR") or "").strip()
+    return address_key(request.META.get("REMOTE_ADDR") or "")
+
+
+def address_key(addr) -> str:
+    """The client an address stands for: an IPv4 address as it is; an IPv6 address's /64; an
+    IPv4-mapped IPv6 address's IPv4 address. "" when it is not an address."""
     try:
-        ip = ipaddress.ip_address(raw)
+        ip = ipaddress.ip_address(str(addr).strip())
     except ValueError:
         return ""
     if ip.version == 6:
