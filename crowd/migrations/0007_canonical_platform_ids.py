@@ -107,8 +107,10 @@ def canonicalise(apps, schema_editor):
         keeper = group[0]
         for p in group[1:]:
             if "worker_id" in p.changes:
-                print(f"crowd 0007: batch {p.batch.slug}: participant {p.pk} ({p.platform} {p.worker_id!r}) is "
-                      f"participant {keeper.pk} ({keeper.worker_id!r}) in another spelling: left as stored "
+                # the rows by their keys only: a worker id stays out of the deploy's logs (the
+                # admin and the review page show it to staff)
+                print(f"crowd 0007: batch {p.batch.slug}: participant {p.pk} ({p.platform}) is "
+                      f"participant {keeper.pk} in another spelling: left as stored "
                       f"(one worker entered twice; the review page lists both)")
                 p.changes, p.collided = {}, True
     for p in people:
@@ -129,8 +131,8 @@ def canonicalise(apps, schema_editor):
         keeper = group[0]
         for r in group[1:]:
             if r.changes:
-                print(f"crowd 0007: onboarding result {r.pk} ({r.platform} {r.worker_id!r}, {r.game_id} {r.kind} "
-                      f"{r.version}) is result {keeper.pk} ({keeper.worker_id!r}) in another spelling: left as stored")
+                print(f"crowd 0007: onboarding result {r.pk} ({r.platform}, {r.game_id} {r.kind} "
+                      f"{r.version}) is result {keeper.pk} in another spelling: left as stored")
                 r.changes = {}
     for r in results:
         if r.changes:
